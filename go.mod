@@ -1,0 +1,17 @@
+module github.com/vfsd/vfsd
+
+go 1.26.0
+
+require (
+	github.com/aymanbagabas/go-udiff v0.4.1
+	github.com/benbjohnson/immutable v0.4.3
+	github.com/stretchr/testify v1.12.1
+	github.com/zeebo/blake3 v0.2.4
+	golang.org/x/sys v0.49.0
+)
+
+require (
+	github.com/klauspost/cpuid/v2 v2.0.12 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/exp v0.0.0-20220518171630-0b5c67f07fdf // indirect
+)
