@@ -1,0 +1,34 @@
+package vfs
+
+import (
+	"context"
+	"io"
+	"os"
+)
+
+// BlobStore is what a session needs from the content-addressed store: put
+// new content, read existing content. The snapshot package provides it.
+type BlobStore interface {
+	// Put stores r's content and returns its hash and size. The blob is
+	// pinned against garbage collection until unpin is called; callers unpin
+	// once a tree references the blob, or once they no longer need it.
+	Put(ctx context.Context, r io.Reader) (h Hash, size int64, unpin func(), err error)
+	// Open returns a reader for the blob with hash h. Its error matches
+	// ErrNotFound when no such blob exists.
+	Open(ctx context.Context, h Hash) (Blob, error)
+}
+
+// Blob is an open, immutable blob.
+type Blob interface {
+	io.ReaderAt
+	io.Closer
+	Size() int64
+}
+
+// FileBlob is implemented by blobs backed by a local file; the engine uses
+// the file for in-kernel copies (reflink, copy_file_range) and the FUSE
+// mount for passthrough. The file must not be written to.
+type FileBlob interface {
+	Blob
+	File() *os.File
+}

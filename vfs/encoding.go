@@ -1,0 +1,75 @@
+package vfs
+
+import (
+	"bytes"
+	"io"
+	"unicode/utf8"
+)
+
+// DetectEncoding classifies content: UTF-8 text without NUL bytes is
+// EncodingUTF8, anything else EncodingBinary.
+func DetectEncoding(data []byte) Encoding {
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
+		return EncodingBinary
+	}
+	return EncodingUTF8
+}
+
+// sniffer passes content through unchanged while classifying it as
+// DetectEncoding would, without holding more than one rune of it.
+type sniffer struct {
+	r       io.Reader
+	binary  bool
+	partial []byte // an incomplete rune at the end of what was read so far
+}
+
+func (s *sniffer) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if n > 0 && !s.binary {
+		s.scan(p[:n])
+	}
+	return n, err
+}
+
+func (s *sniffer) scan(b []byte) {
+	if bytes.IndexByte(b, 0) >= 0 {
+		s.binary = true
+		return
+	}
+	if len(s.partial) > 0 {
+		// Complete the rune the last chunk ended in.
+		for len(b) > 0 && !utf8.FullRune(s.partial) {
+			s.partial = append(s.partial, b[0])
+			b = b[1:]
+		}
+		if !utf8.FullRune(s.partial) {
+			return
+		}
+		if r, size := utf8.DecodeRune(s.partial); (r == utf8.RuneError && size <= 1) || size != len(s.partial) {
+			s.binary = true
+			return
+		}
+		s.partial = s.partial[:0]
+	}
+	cut := len(b)
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	if !utf8.Valid(b[:cut]) {
+		s.binary = true
+		return
+	}
+	s.partial = append(s.partial, b[cut:]...)
+}
+
+func (s *sniffer) encoding() Encoding {
+	if s.binary || len(s.partial) > 0 {
+		return EncodingBinary
+	}
+	return EncodingUTF8
+}

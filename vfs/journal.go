@@ -1,0 +1,327 @@
+package vfs
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// journalFormat names the on-disk format in every journal header.
+const journalFormat = "vfsd-journal/1"
+
+// maxRecord bounds one journal record; a longer length field means the tail
+// is torn or corrupt.
+const maxRecord = 64 << 20
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// JournalHeader is the first record of a journal: which session it belongs
+// to and which snapshots its events fold over.
+type JournalHeader struct {
+	Format  string `json:"format"`
+	Session string `json:"session"`
+	Base    string `json:"base,omitempty"`    // snapshot the events apply to ("" = empty tree)
+	Initial string `json:"initial,omitempty"` // snapshot Reset returns to
+	Created int64  `json:"created"`           // Unix ms the session was created
+}
+
+// Journal is a session's append-only event log. Each record is framed as
+// [length uint32 LE][CRC-32C uint32 LE][JSON payload]; the first record is
+// the header. Appends are ordered by the caller (the session lock) and made
+// durable by group commit: one fdatasync covers every record appended
+// before it, however many goroutines wait on it.
+type Journal struct {
+	path string
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	f        *os.File
+	size     int64  // offset just past the last whole record
+	appended uint64 // events appended (the header not counted)
+	synced   uint64 // events known durable
+	syncing  bool   // a goroutine is in fdatasync
+	err      error  // sticky: once the file failed, every call fails
+	closed   bool
+	stop     chan struct{} // closes the background flusher
+}
+
+// createJournal atomically writes a new journal holding only its header,
+// replacing any journal at path, and opens it for appending.
+func createJournal(path string, h JournalHeader) (*Journal, error) {
+	h.Format = journalFormat
+	payload, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("encode journal header: %w", err)
+	}
+	tmp := path + ".new"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create journal: %w", err)
+	}
+	rec := frame(payload)
+	if _, err := f.Write(rec); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write journal header: %w", err)
+	}
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sync journal header: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("install journal: %w", err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return newJournal(path, f, int64(len(rec)), 0), nil
+}
+
+func newJournal(path string, f *os.File, size int64, events uint64) *Journal {
+	j := &Journal{path: path, f: f, size: size, appended: events, synced: events, stop: make(chan struct{})}
+	j.cond = sync.NewCond(&j.mu)
+	return j
+}
+
+// openJournal reads a journal, calling onHeader with its header and then fn
+// for each event in order, cuts off a torn tail (a record a crash left
+// half-written), and opens the journal for appending after the last whole
+// record.
+func openJournal(path string, onHeader func(JournalHeader) error, fn func(seq uint64, e *Event) error) (*Journal, JournalHeader, error) {
+	var h JournalHeader
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, h, fmt.Errorf("open journal: %w", err)
+	}
+	r := bufio.NewReaderSize(f, 1<<16)
+	payload, n, err := readRecord(r)
+	if err != nil {
+		f.Close()
+		return nil, h, fmt.Errorf("read journal header of %s: %w", path, err)
+	}
+	if err := json.Unmarshal(payload, &h); err != nil || h.Format != journalFormat {
+		f.Close()
+		return nil, h, fmt.Errorf("journal %s: not a %s header", path, journalFormat)
+	}
+	if err := onHeader(h); err != nil {
+		f.Close()
+		return nil, h, err
+	}
+	size := int64(n)
+	var seq uint64
+	for {
+		payload, n, err := readRecord(r)
+		if err != nil {
+			break // io.EOF at a record boundary, or a torn tail
+		}
+		var e Event
+		if err := json.Unmarshal(payload, &e); err != nil {
+			// The checksum matched, so this is not a torn write: refuse to
+			// guess rather than drop acknowledged events.
+			f.Close()
+			return nil, h, fmt.Errorf("journal %s record %d is corrupt: %w", path, seq+1, err)
+		}
+		seq++
+		if err := fn(seq, &e); err != nil {
+			f.Close()
+			return nil, h, fmt.Errorf("replay journal record %d: %w", seq, err)
+		}
+		size += int64(n)
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return nil, h, fmt.Errorf("cut torn journal tail: %w", err)
+	}
+	if _, err := f.Seek(size, io.SeekStart); err != nil {
+		f.Close()
+		return nil, h, fmt.Errorf("seek journal: %w", err)
+	}
+	return newJournal(path, f, size, seq), h, nil
+}
+
+var errTorn = errors.New("torn record")
+
+// readRecord reads one framed record and the number of bytes it took.
+func readRecord(r *bufio.Reader) ([]byte, int, error) {
+	var hdr [8]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		if err == io.ErrUnexpectedEOF {
+			return nil, 0, errTorn
+		}
+		return nil, 0, err
+	}
+	n := binary.LittleEndian.Uint32(hdr[0:4])
+	if n > maxRecord {
+		return nil, 0, errTorn
+	}
+	payload := make([]byte, n)
+	if _, err := io.ReadFull(r, payload); err != nil {
+		return nil, 0, errTorn
+	}
+	if crc32.Checksum(payload, crcTable) != binary.LittleEndian.Uint32(hdr[4:8]) {
+		return nil, 0, errTorn
+	}
+	return payload, len(hdr) + int(n), nil
+}
+
+func frame(payload []byte) []byte {
+	rec := make([]byte, 8+len(payload))
+	binary.LittleEndian.PutUint32(rec[0:4], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(rec[4:8], crc32.Checksum(payload, crcTable))
+	copy(rec[8:], payload)
+	return rec
+}
+
+// Append writes one event and returns its sequence number. The record has
+// reached the operating system (it survives a crash of this process) but is
+// not yet durable: call WaitDurable for that. A failed append leaves the
+// journal as it was.
+func (j *Journal) Append(e *Event) (uint64, error) {
+	payload, err := json.Marshal(e)
+	if err != nil {
+		return 0, fmt.Errorf("encode journal event: %w", err)
+	}
+	rec := frame(payload)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.usable(); err != nil {
+		return 0, err
+	}
+	if n, err := j.f.Write(rec); err != nil {
+		// Cut any partial record so the journal stays a sequence of whole ones.
+		if n > 0 {
+			if terr := j.f.Truncate(j.size); terr != nil {
+				j.err = fmt.Errorf("journal %s is damaged: %w", j.path, terr)
+			} else if _, serr := j.f.Seek(j.size, io.SeekStart); serr != nil {
+				j.err = fmt.Errorf("journal %s is damaged: %w", j.path, serr)
+			}
+		}
+		return 0, fmt.Errorf("append to journal: %w", err)
+	}
+	j.size += int64(len(rec))
+	j.appended++
+	return j.appended, nil
+}
+
+func (j *Journal) usable() error {
+	if j.closed {
+		return &Error{Op: "journal", Code: CodeClosed, Msg: "session is closed"}
+	}
+	return j.err
+}
+
+// WaitDurable returns once the event with sequence number seq, and every
+// event before it, is on stable storage. Concurrent waiters share one
+// fdatasync (group commit).
+func (j *Journal) WaitDurable(seq uint64) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for j.synced < seq {
+		if err := j.usable(); err != nil {
+			return err
+		}
+		if j.syncing {
+			j.cond.Wait()
+			continue
+		}
+		target := j.appended
+		j.syncing = true
+		f := j.f
+		j.mu.Unlock()
+		err := unix.Fdatasync(int(f.Fd()))
+		j.mu.Lock()
+		j.syncing = false
+		if err != nil {
+			j.err = fmt.Errorf("sync journal %s: %w", j.path, err)
+		} else if target > j.synced {
+			j.synced = target
+		}
+		j.cond.Broadcast()
+	}
+	return nil
+}
+
+// Sync makes every appended event durable.
+func (j *Journal) Sync() error {
+	j.mu.Lock()
+	seq := j.appended
+	j.mu.Unlock()
+	return j.WaitDurable(seq)
+}
+
+// Seq returns the sequence number of the last appended event.
+func (j *Journal) Seq() uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.appended
+}
+
+// Size returns the journal's length in bytes.
+func (j *Journal) Size() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.size
+}
+
+// flushEvery syncs the journal in the background at the given interval, so
+// events acknowledged without waiting are durable within that window.
+func (j *Journal) flushEvery(d time.Duration) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-j.stop:
+			return
+		case <-t.C:
+			_ = j.Sync()
+		}
+	}
+}
+
+// Close syncs and closes the journal.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	closed := j.closed
+	j.mu.Unlock()
+	if closed {
+		return nil
+	}
+	err := j.Sync()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil
+	}
+	j.closed = true
+	close(j.stop)
+	j.cond.Broadcast()
+	if cerr := j.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// syncDir fsyncs a directory so that entries created or renamed in it survive
+// a crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open %s for sync: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,440 @@
+package vfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Access is the kind of access a policy check is about.
+type Access uint8
+
+// Accesses a Policy is asked about.
+const (
+	AccessRead Access = iota + 1
+	AccessWrite
+)
+
+func (a Access) String() string {
+	if a == AccessWrite {
+		return "write"
+	}
+	return "read"
+}
+
+// Policy is consulted before every session operation, once per path
+// involved. A non-nil error refuses the operation; errors that are not
+// *Error are reported with CodeForbidden.
+type Policy func(a Access, p Path) error
+
+// Options configure a Session.
+type Options struct {
+	// ID names the session; it is recorded in the journal header.
+	ID string
+	// Dir holds the session's state: the journal and the upper directory.
+	Dir string
+	// Blobs is where unchanged content is read from and new content put.
+	Blobs BlobStore
+	// LoadTree loads a snapshot's tree by ID. Open needs it for the base,
+	// Reset for the initial snapshot; "" always means the empty tree.
+	LoadTree func(ctx context.Context, id string) (Tree, error)
+	// Policy, if set, is checked before every operation.
+	Policy Policy
+	// Clock returns the current time; time.Now when nil.
+	Clock func() time.Time
+	// FlushInterval bounds how long a Relaxed mutation can stay not durable;
+	// one second when zero.
+	FlushInterval time.Duration
+}
+
+// Session is one agent workspace: a Tree over a base snapshot, an upper
+// directory for content written through handles, and a journal. See the
+// package documentation for its model, durability and lock order.
+type Session struct {
+	opts     Options
+	upperDir string
+
+	freezeMu sync.Mutex
+
+	mu       sync.RWMutex
+	closed   bool
+	tree     Tree
+	header   JournalHeader
+	journal  *Journal
+	seq      uint64                // sequence number of the last applied event
+	ref      string                // snapshot the dirty set is relative to
+	dirty    map[Path]dirtyMark    // what changed since ref
+	uppers   map[uint64]*upperFile // upper files the tree references
+	upperSeq atomic.Uint64         // last upper file number handed out
+	handles  map[uint64][]*Handle  // open handles by inode
+	detached map[*Handle]struct{}  // open handles whose file left the tree
+	frozen   map[*Frozen]struct{}  // frozen trees not yet released
+	subs     map[int]func(Notice)
+	subSeq   int
+
+	emptyOnce sync.Once // the empty blob new files point at is stored
+	emptyErr  error
+}
+
+// dirtyMark records the last event that changed a path since the session's
+// reference snapshot, and whether it changed the whole subtree.
+type dirtyMark struct {
+	seq     uint64
+	subtree bool
+}
+
+// Notice tells a subscriber about an applied event.
+type Notice struct {
+	Seq   uint64
+	Event *Event
+}
+
+// OpReset is the Op of the Notice sent when a session's whole tree is
+// replaced (Reset, or a restore through ResetTo). It is never journaled.
+const OpReset Op = "reset"
+
+type relaxedKey struct{}
+
+// Relaxed returns a context under which mutations return once journaled,
+// without waiting for the journal to reach stable storage. See the package
+// documentation.
+func Relaxed(ctx context.Context) context.Context {
+	return context.WithValue(ctx, relaxedKey{}, true)
+}
+
+func isRelaxed(ctx context.Context) bool {
+	v, _ := ctx.Value(relaxedKey{}).(bool)
+	return v
+}
+
+const (
+	journalName = "journal"
+	upperName   = "upper"
+)
+
+func (o *Options) check() error {
+	switch {
+	case o.ID == "":
+		return errors.New("session options: ID is required")
+	case o.Dir == "":
+		return errors.New("session options: Dir is required")
+	case o.Blobs == nil:
+		return errors.New("session options: Blobs is required")
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = time.Second
+	}
+	return nil
+}
+
+func newSession(opts Options) *Session {
+	return &Session{
+		opts:     opts,
+		upperDir: filepath.Join(opts.Dir, upperName),
+		dirty:    make(map[Path]dirtyMark),
+		uppers:   make(map[uint64]*upperFile),
+		handles:  make(map[uint64][]*Handle),
+		detached: make(map[*Handle]struct{}),
+		frozen:   make(map[*Frozen]struct{}),
+		subs:     make(map[int]func(Notice)),
+	}
+}
+
+// Create makes a new session in opts.Dir (which must not exist or be empty)
+// whose base — and initial state, for Reset — is base, the tree of snapshot
+// baseID. With baseID "" the session starts empty and base is ignored: its
+// root is created at the session's creation time, as Open will recreate it.
+// It costs O(1): the tree is shared, not copied.
+func Create(ctx context.Context, opts Options, base Tree, baseID string) (*Session, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	if baseID != "" && !base.Valid() {
+		return nil, errors.New("create session: base tree is not initialised")
+	}
+	if err := os.Mkdir(opts.Dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("create session dir: %w", err)
+	}
+	if entries, err := os.ReadDir(opts.Dir); err != nil || len(entries) > 0 {
+		return nil, fmt.Errorf("create session: %s must be empty", opts.Dir)
+	}
+	s := newSession(opts)
+	if err := os.Mkdir(s.upperDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create upper dir: %w", err)
+	}
+	s.header = JournalHeader{Session: opts.ID, Base: baseID, Initial: baseID, Created: millis(opts.Clock())}
+	j, err := createJournal(filepath.Join(opts.Dir, journalName), s.header)
+	if err != nil {
+		return nil, err
+	}
+	if err := syncDir(filepath.Dir(opts.Dir)); err != nil {
+		j.Close()
+		return nil, err
+	}
+	if baseID == "" {
+		base = EmptyTree(s.header.Created)
+	}
+	s.journal, s.tree, s.ref = j, base, baseID
+	go j.flushEvery(opts.FlushInterval)
+	return s, nil
+}
+
+// Open recovers a session from opts.Dir: it loads the base tree, replays the
+// journal (cutting a torn tail), truncates upper files to their committed
+// sizes and removes upper files nothing references.
+func Open(ctx context.Context, opts Options) (*Session, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	s := newSession(opts)
+	path := filepath.Join(opts.Dir, journalName)
+	loadBase := func(h JournalHeader) error {
+		base, err := s.loadTree(ctx, h.Base, h.Created)
+		if err != nil {
+			return fmt.Errorf("load base %q: %w", h.Base, err)
+		}
+		s.tree, s.ref, s.header = base, h.Base, h
+		return nil
+	}
+	j, _, err := openJournal(path, loadBase, func(seq uint64, e *Event) error {
+		t, err := Reduce(s.tree, e)
+		if err != nil {
+			return err
+		}
+		s.tree, s.seq = t, seq
+		s.markDirty(e, seq)
+		if e.Upper > s.upperSeq.Load() {
+			s.upperSeq.Store(e.Upper)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open session %s: %w", opts.ID, err)
+	}
+	s.journal = j
+	if err := s.recoverUppers(); err != nil {
+		j.Close()
+		return nil, fmt.Errorf("open session %s: %w", opts.ID, err)
+	}
+	go j.flushEvery(opts.FlushInterval)
+	return s, nil
+}
+
+func (s *Session) loadTree(ctx context.Context, id string, created int64) (Tree, error) {
+	if id == "" {
+		return EmptyTree(created), nil
+	}
+	if s.opts.LoadTree == nil {
+		return Tree{}, errors.New("no LoadTree in session options")
+	}
+	return s.opts.LoadTree(ctx, id)
+}
+
+// ID returns the session's ID.
+func (s *Session) ID() string { return s.opts.ID }
+
+// Dir returns the session's state directory.
+func (s *Session) Dir() string { return s.opts.Dir }
+
+// Tree returns the session's current tree: a consistent, immutable view that
+// later changes never affect. Sizes of files with uncommitted handle writes
+// are their committed sizes; Stat reports live sizes.
+func (s *Session) Tree() Tree {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tree
+}
+
+// Info describes a session's state.
+type Info struct {
+	ID      string
+	Created time.Time
+	Base    string // snapshot the journal folds over
+	Initial string // snapshot Reset returns to
+	Ref     string // last snapshot taken or restored
+	Seq     uint64 // events in the journal since Base
+	Dirty   int    // paths changed since Ref
+	Files   int64
+	Bytes   int64
+	Nodes   int
+}
+
+// Info returns a description of the session's state.
+func (s *Session) Info() Info {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return Info{
+		ID: s.opts.ID, Created: time.UnixMilli(s.header.Created).UTC(), Base: s.header.Base,
+		Initial: s.header.Initial, Ref: s.ref, Seq: s.seq, Dirty: len(s.dirty),
+		Files: s.tree.Files(), Bytes: s.tree.Bytes(), Nodes: s.tree.Len(),
+	}
+}
+
+// Subscribe registers fn to be told about every event applied from now on,
+// and every reset. fn runs on the mutating goroutine after the session's
+// locks are released; it must not block for long. cancel unregisters it.
+func (s *Session) Subscribe(fn func(Notice)) (cancel func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.subSeq++
+	id := s.subSeq
+	s.subs[id] = fn
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.subs, id)
+	}
+}
+
+// Sync makes every event applied so far durable.
+func (s *Session) Sync() error {
+	s.mu.RLock()
+	j := s.journal
+	s.mu.RUnlock()
+	return j.Sync()
+}
+
+// Close syncs the journal and releases the session's files. Open handles
+// fail afterwards with ErrClosed. The session's directory stays: Open
+// recovers it.
+func (s *Session) Close() error {
+	s.freezeMu.Lock()
+	defer s.freezeMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	for _, uf := range s.uppers {
+		uf.close(false)
+	}
+	for h := range s.detached {
+		h.releaseOrphan()
+	}
+	return s.journal.Close()
+}
+
+// now returns the current time in the engine's form.
+func (s *Session) now() int64 { return millis(s.opts.Clock()) }
+
+// check runs the policy for a path.
+func (s *Session) check(op string, a Access, p Path) error {
+	if s.opts.Policy == nil {
+		return nil
+	}
+	if err := s.opts.Policy(a, p); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return err
+		}
+		return &Error{Op: op, Path: p.String(), Code: CodeForbidden, Msg: err.Error()}
+	}
+	return nil
+}
+
+// closedErr is returned by every call on a closed session.
+func closedErr(op string) error {
+	return &Error{Op: op, Code: CodeClosed, Msg: "session is closed"}
+}
+
+// applyLocked reduces e into the tree, journals it and installs the result.
+// On any error nothing changes. s.mu must be held for writing.
+func (s *Session) applyLocked(op string, e *Event) (uint64, error) {
+	if s.closed {
+		return 0, closedErr(op)
+	}
+	old := s.tree
+	t, err := Reduce(old, e)
+	if err != nil {
+		return 0, withOp(err, op)
+	}
+	seq, err := s.journal.Append(e)
+	if err != nil {
+		return 0, ioErr(op, e.Path, err)
+	}
+	s.tree, s.seq = t, seq
+	s.markDirty(e, seq)
+	s.settleLocked(old, e)
+	return seq, nil
+}
+
+// markDirty records what e changed, for the next snapshot.
+func (s *Session) markDirty(e *Event, seq uint64) {
+	if e.Op == OpSnapshotted {
+		for p, m := range s.dirty {
+			if m.seq <= e.Seq {
+				delete(s.dirty, p)
+			}
+		}
+		s.ref = e.Snapshot
+		return
+	}
+	for _, c := range e.Changes() {
+		m := s.dirty[c.Path]
+		s.dirty[c.Path] = dirtyMark{seq: seq, subtree: m.subtree || c.Subtree}
+	}
+}
+
+// commit finishes a mutation after s.mu is released: it tells subscribers
+// and, unless ctx is Relaxed, waits until the event is durable.
+func (s *Session) commit(ctx context.Context, seq uint64, e *Event) error {
+	s.notify(seq, e)
+	if isRelaxed(ctx) {
+		return nil
+	}
+	s.mu.RLock()
+	j := s.journal
+	s.mu.RUnlock()
+	if err := j.WaitDurable(seq); err != nil {
+		return ioErr(string(e.Op), e.Path, err)
+	}
+	return nil
+}
+
+func (s *Session) notify(seq uint64, e *Event) {
+	s.mu.RLock()
+	if len(s.subs) == 0 {
+		s.mu.RUnlock()
+		return
+	}
+	fns := make([]func(Notice), 0, len(s.subs))
+	for _, fn := range s.subs {
+		fns = append(fns, fn)
+	}
+	s.mu.RUnlock()
+	for _, fn := range fns {
+		fn(Notice{Seq: seq, Event: e})
+	}
+}
+
+// mutate applies the event build returns, under the session lock, and then
+// commits it. build sees the current tree and may fail, or return no event
+// when there is nothing to change.
+func (s *Session) mutate(ctx context.Context, op string, build func(t Tree) (*Event, error)) (*Event, Tree, error) {
+	s.mu.Lock()
+	e, err := build(s.tree)
+	if err != nil || e == nil {
+		t := s.tree
+		s.mu.Unlock()
+		if err != nil {
+			return nil, Tree{}, withOp(err, op)
+		}
+		return nil, t, nil // nothing to change
+	}
+	seq, err := s.applyLocked(op, e)
+	t := s.tree
+	s.mu.Unlock()
+	if err != nil {
+		return nil, Tree{}, err
+	}
+	return e, t, s.commit(ctx, seq, e)
+}

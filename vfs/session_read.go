@@ -1,0 +1,206 @@
+package vfs
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// liveLocked returns n with the live size of its upper file, which includes
+// writes not yet committed. s.mu must be held.
+func (s *Session) liveLocked(n Node) Node {
+	if n.Upper != 0 {
+		if uf := s.uppers[n.Upper]; uf != nil {
+			n.Size = uf.size.Load()
+		}
+	}
+	return n
+}
+
+// missingErr explains why p is not in t: a parent that is not a directory
+// (not_directory), or plain absence (not_found).
+func missingErr(t Tree, op string, p Path) error {
+	var err error = newErr(CodeNotFound, op, p, "does not exist")
+	p.Ancestors(func(a Path) bool {
+		n, ok := t.Get(a)
+		if ok && !n.IsDir() {
+			err = newErr(CodeNotDir, op, a, fmt.Sprintf("is a %s, so %s cannot exist", n.Kind, p))
+		}
+		return !ok
+	})
+	return err
+}
+
+// Stat returns the node at p, with the live size of a file being written
+// through a handle.
+func (s *Session) Stat(ctx context.Context, p Path) (Node, error) {
+	const op = "stat"
+	if err := s.check(op, AccessRead, p); err != nil {
+		return Node{}, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return Node{}, closedErr(op)
+	}
+	n, ok := s.tree.Get(p)
+	if !ok {
+		return Node{}, missingErr(s.tree, op, p)
+	}
+	return s.liveLocked(n), nil
+}
+
+// List returns the children of directory dir, sorted by name.
+func (s *Session) List(ctx context.Context, dir Path) ([]DirEntry, error) {
+	const op = "list"
+	if err := s.check(op, AccessRead, dir); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, closedErr(op)
+	}
+	n, ok := s.tree.Get(dir)
+	switch {
+	case !ok:
+		return nil, missingErr(s.tree, op, dir)
+	case !n.IsDir():
+		return nil, newErr(CodeNotDir, op, dir, "is not a directory")
+	}
+	var out []DirEntry
+	s.tree.Children(dir, func(name string, n Node) bool {
+		out = append(out, DirEntry{Name: name, Node: s.liveLocked(n)})
+		return true
+	})
+	return out, nil
+}
+
+// Walk calls fn for root and every node beneath it in path order, on the
+// tree as it is when Walk is called; see Tree.Walk.
+func (s *Session) Walk(ctx context.Context, root Path, fn func(Path, Node) error) error {
+	const op = "walk"
+	if err := s.check(op, AccessRead, root); err != nil {
+		return err
+	}
+	t := s.Tree()
+	if _, ok := t.Get(root); !ok {
+		return missingErr(t, op, root)
+	}
+	return t.Walk(root, func(p Path, n Node) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fn(p, n)
+	})
+}
+
+// Reader reads one file's content as it was when opened (or, for a file
+// being written through a handle, as it is).
+type Reader struct {
+	Node Node
+	b    Blob
+}
+
+// ReadAt implements io.ReaderAt.
+func (r *Reader) ReadAt(p []byte, off int64) (int, error) { return r.b.ReadAt(p, off) }
+
+// Size returns the content's size.
+func (r *Reader) Size() int64 { return r.b.Size() }
+
+// Close releases the reader.
+func (r *Reader) Close() error { return r.b.Close() }
+
+// Open returns a reader of the file at p. Unchanged files are read straight
+// from their blob: nothing is copied.
+func (s *Session) Open(ctx context.Context, p Path) (*Reader, error) {
+	const op = "read"
+	if err := s.check(op, AccessRead, p); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, closedErr(op)
+	}
+	n, ok := s.tree.Get(p)
+	switch {
+	case !ok:
+		return nil, missingErr(s.tree, op, p)
+	case n.IsDir():
+		return nil, newErr(CodeIsDir, op, p, "is a directory")
+	case n.IsSymlink():
+		return nil, newErr(CodeInvalid, op, p, "is a symlink; read its target instead")
+	}
+	b, err := s.openSourceLocked(ctx, s.nodeSourceLocked(n))
+	if err != nil {
+		return nil, ioErr(op, p, err)
+	}
+	n.Size = b.Size()
+	return &Reader{Node: n, b: b}, nil
+}
+
+// ReadFile returns the whole content of the file at p and its node.
+func (s *Session) ReadFile(ctx context.Context, p Path) ([]byte, Node, error) {
+	r, err := s.Open(ctx, p)
+	if err != nil {
+		return nil, Node{}, err
+	}
+	defer r.Close()
+	buf := make([]byte, r.Size())
+	if _, err := io.ReadFull(io.NewSectionReader(r, 0, r.Size()), buf); err != nil {
+		return nil, Node{}, ioErr("read", p, err)
+	}
+	return buf, r.Node, nil
+}
+
+// ReadAt reads from the file at p at offset off, like io.ReaderAt.
+func (s *Session) ReadAt(ctx context.Context, p Path, buf []byte, off int64) (int, error) {
+	r, err := s.Open(ctx, p)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	return r.ReadAt(buf, off)
+}
+
+// Readlink returns the target of the symlink at p.
+func (s *Session) Readlink(ctx context.Context, p Path) (string, error) {
+	n, err := s.Stat(ctx, p)
+	if err != nil {
+		return "", err
+	}
+	if !n.IsSymlink() {
+		return "", newErr(CodeInvalid, "readlink", p, "is not a symlink")
+	}
+	return n.Target, nil
+}
+
+// BlobRefs calls fn for every blob the session references: its tree's file
+// contents, those of frozen trees not yet released, and the content
+// detached handles still read. Garbage collection keeps them.
+func (s *Session) BlobRefs(fn func(Hash)) {
+	s.mu.RLock()
+	trees := []Tree{s.tree}
+	for f := range s.frozen {
+		trees = append(trees, f.Tree)
+	}
+	var orphans []Hash
+	for h := range s.detached {
+		if !h.orphanBlob.IsZero() {
+			orphans = append(orphans, h.orphanBlob)
+		}
+	}
+	s.mu.RUnlock()
+	for _, h := range orphans {
+		fn(h)
+	}
+	for _, t := range trees {
+		_ = t.Walk(Root, func(_ Path, n Node) error {
+			if !n.Blob.IsZero() {
+				fn(n.Blob)
+			}
+			return nil
+		})
+	}
+}

@@ -1,0 +1,408 @@
+package vfs_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vfsd/vfsd/vfs"
+	"github.com/vfsd/vfsd/vfs/vfstest"
+)
+
+var ctx = context.Background()
+
+func p(s string) vfs.Path { return vfs.MustPath(s) }
+
+func write(t *testing.T, s *vfs.Session, path, content string) vfs.WriteResult {
+	t.Helper()
+	r, err := s.WriteFile(ctx, p(path), strings.NewReader(content), vfs.WriteOptions{CreateParents: true})
+	require.NoError(t, err)
+	return r
+}
+
+func read(t *testing.T, s *vfs.Session, path string) string {
+	t.Helper()
+	b, _, err := s.ReadFile(ctx, p(path))
+	require.NoError(t, err)
+	return string(b)
+}
+
+func ptr(v uint64) *uint64 { return &v }
+
+func TestWriteFileModes(t *testing.T) {
+	tests := []struct {
+		name     string
+		existing bool
+		opts     vfs.WriteOptions
+		content  string
+		want     string
+		created  bool
+		code     vfs.Code
+	}{
+		{name: "create new", opts: vfs.WriteOptions{}, content: "hi", want: "hi", created: true},
+		{name: "create replaces", existing: true, content: "new", want: "new"},
+		{name: "overwrite existing", existing: true, opts: vfs.WriteOptions{Mode: vfs.WriteOverwrite}, content: "o", want: "o"},
+		{name: "overwrite missing", opts: vfs.WriteOptions{Mode: vfs.WriteOverwrite}, content: "o", code: vfs.CodeNotFound},
+		{name: "create_new missing", opts: vfs.WriteOptions{Mode: vfs.WriteCreateNew}, content: "n", want: "n", created: true},
+		{name: "create_new existing", existing: true, opts: vfs.WriteOptions{Mode: vfs.WriteCreateNew}, content: "n", code: vfs.CodeExists},
+		{name: "append existing", existing: true, opts: vfs.WriteOptions{Mode: vfs.WriteAppend}, content: "+", want: "old+"},
+		{name: "append missing", opts: vfs.WriteOptions{Mode: vfs.WriteAppend}, content: "+", want: "+", created: true},
+		{name: "expected version ok", existing: true, opts: vfs.WriteOptions{ExpectedVersion: ptr(1)}, content: "v", want: "v"},
+		{name: "expected version stale", existing: true, opts: vfs.WriteOptions{ExpectedVersion: ptr(5)}, content: "v", code: vfs.CodeConflict},
+		{name: "expected absent", opts: vfs.WriteOptions{ExpectedVersion: ptr(0)}, content: "v", want: "v", created: true},
+		{name: "append expected stale", existing: true, opts: vfs.WriteOptions{Mode: vfs.WriteAppend, ExpectedVersion: ptr(2)}, content: "v", code: vfs.CodeConflict},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := vfstest.NewSession(t)
+			if tt.existing {
+				write(t, s, "f.txt", "old")
+			}
+			before := s.Tree().Encode()
+			res, err := s.WriteFile(ctx, p("f.txt"), strings.NewReader(tt.content), tt.opts)
+			if tt.code != "" {
+				require.Equal(t, tt.code, vfs.CodeOf(err), "err: %v", err)
+				require.Equal(t, before, s.Tree().Encode(), "a failed write changes nothing")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, read(t, s, "f.txt"))
+			require.Equal(t, tt.created, res.Created)
+			require.Equal(t, int64(len(tt.want)), res.Node.Size)
+			require.Equal(t, vfs.EncodingUTF8, res.Node.Encoding)
+		})
+	}
+}
+
+func TestWriteFileCreateParentsAndEncoding(t *testing.T) {
+	s, blobs := vfstest.NewSession(t)
+	_, err := s.WriteFile(ctx, p("a/b/c.bin"), strings.NewReader("x\x00y"), vfs.WriteOptions{})
+	require.Equal(t, vfs.CodeNotFound, vfs.CodeOf(err))
+	res, err := s.WriteFile(ctx, p("a/b/c.bin"), strings.NewReader("x\x00y"), vfs.WriteOptions{CreateParents: true})
+	require.NoError(t, err)
+	require.Equal(t, vfs.EncodingBinary, res.Node.Encoding)
+	require.Equal(t, uint64(1), res.Node.Version)
+	data, ok := blobs.Get(res.Node.Blob)
+	require.True(t, ok, "content lives in the blob store")
+	require.Equal(t, "x\x00y", string(data))
+	require.Zero(t, blobs.Pins(), "every put is unpinned once referenced")
+	entries, err := os.ReadDir(s.Dir() + "/upper")
+	require.NoError(t, err)
+	require.Empty(t, entries, "whole-file writes never touch the upper dir")
+}
+
+func TestReadRangeAndList(t *testing.T) {
+	s, _ := vfstest.NewSession(t)
+	write(t, s, "d/b.txt", "hello world")
+	write(t, s, "d/a.txt", "a")
+	_, err := s.Mkdir(ctx, p("d/sub"), vfs.MkdirOptions{})
+	require.NoError(t, err)
+	buf := make([]byte, 5)
+	n, err := s.ReadAt(ctx, p("d/b.txt"), buf, 6)
+	require.NoError(t, err)
+	require.Equal(t, "world", string(buf[:n]))
+	_, err = s.ReadAt(ctx, p("d/b.txt"), buf, 20)
+	require.ErrorIs(t, err, io.EOF)
+
+	entries, err := s.List(ctx, p("d"))
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name)
+	}
+	require.Equal(t, []string{"a.txt", "b.txt", "sub"}, names)
+
+	_, err = s.List(ctx, p("d/a.txt"))
+	require.Equal(t, vfs.CodeNotDir, vfs.CodeOf(err))
+	_, err = s.Stat(ctx, p("d/a.txt/x"))
+	require.Equal(t, vfs.CodeNotDir, vfs.CodeOf(err))
+	_, err = s.Stat(ctx, p("nope/x"))
+	require.Equal(t, vfs.CodeNotFound, vfs.CodeOf(err))
+	_, _, err = s.ReadFile(ctx, p("d"))
+	require.Equal(t, vfs.CodeIsDir, vfs.CodeOf(err))
+}
+
+func TestMetadataOps(t *testing.T) {
+	s, _ := vfstest.NewSession(t)
+	write(t, s, "f", "x")
+	n, err := s.Chmod(ctx, p("f"), 0o600)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), n.Mode)
+	require.Equal(t, uint64(2), n.Version)
+	mt := time.Date(2020, 5, 6, 7, 8, 9, 123e6, time.UTC)
+	n, err = s.SetTimes(ctx, p("f"), mt)
+	require.NoError(t, err)
+	require.Equal(t, mt, n.UpdatedAt())
+	require.Equal(t, uint64(3), n.Version)
+
+	ln, err := s.Symlink(ctx, "f", p("ln"))
+	require.NoError(t, err)
+	require.True(t, ln.IsSymlink())
+	target, err := s.Readlink(ctx, p("ln"))
+	require.NoError(t, err)
+	require.Equal(t, "f", target)
+	_, err = s.Symlink(ctx, "", p("ln2"))
+	require.Equal(t, vfs.CodeInvalid, vfs.CodeOf(err))
+	_, _, err = s.ReadFile(ctx, p("ln"))
+	require.Equal(t, vfs.CodeInvalid, vfs.CodeOf(err))
+
+	_, err = s.Mkdir(ctx, p("a/b/c"), vfs.MkdirOptions{Parents: true})
+	require.NoError(t, err)
+	seq := s.Info().Seq
+	_, err = s.Mkdir(ctx, p("a/b/c"), vfs.MkdirOptions{Parents: true})
+	require.NoError(t, err)
+	require.Equal(t, seq, s.Info().Seq, "mkdir -p of an existing dir journals nothing")
+
+	require.Equal(t, vfs.CodeNotEmpty, vfs.CodeOf(s.Remove(ctx, p("a"), vfs.RemoveOptions{})))
+	require.NoError(t, s.Remove(ctx, p("a"), vfs.RemoveOptions{Recursive: true}))
+	require.NoError(t, s.Rename(ctx, p("f"), p("g/h"), vfs.RenameOptions{CreateParents: true}))
+	require.Equal(t, "x", read(t, s, "g/h"))
+
+	n, err = s.Truncate(ctx, p("g/h"), 0)
+	require.NoError(t, err)
+	require.Zero(t, n.Size)
+	write(t, s, "t", "0123456789")
+	n, err = s.Truncate(ctx, p("t"), 4)
+	require.NoError(t, err)
+	require.Equal(t, int64(4), n.Size)
+	require.Equal(t, "0123", read(t, s, "t"))
+	n, err = s.Truncate(ctx, p("t"), 6)
+	require.NoError(t, err)
+	require.Equal(t, "0123\x00\x00", read(t, s, "t"))
+	_, err = s.Truncate(ctx, p("t"), -1)
+	require.Equal(t, vfs.CodeInvalid, vfs.CodeOf(err))
+}
+
+func TestPolicyHook(t *testing.T) {
+	blobs := vfstest.NewBlobs()
+	opts := vfstest.Options(t, blobs)
+	opts.Policy = func(a vfs.Access, path vfs.Path) error {
+		if a == vfs.AccessWrite && path.HasPrefix("ro") {
+			return os.ErrPermission
+		}
+		return nil
+	}
+	s, err := vfs.Create(ctx, opts, vfs.Tree{}, "")
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = s.WriteFile(ctx, p("ro/x"), strings.NewReader("x"), vfs.WriteOptions{CreateParents: true})
+	require.ErrorIs(t, err, vfs.ErrForbidden)
+	err = s.Rename(ctx, p("ro"), p("rw"), vfs.RenameOptions{})
+	require.ErrorIs(t, err, vfs.ErrForbidden, "the policy is asked before the tree")
+	_, err = s.WriteFile(ctx, p("rw/x"), strings.NewReader("x"), vfs.WriteOptions{CreateParents: true})
+	require.NoError(t, err)
+	err = s.Rename(ctx, p("rw/x"), p("ro/x"), vfs.RenameOptions{})
+	require.ErrorIs(t, err, vfs.ErrForbidden)
+}
+
+func TestHandleCopyUpCommitAndLiveSize(t *testing.T) {
+	s, _ := vfstest.NewSession(t)
+	w := write(t, s, "f", "hello")
+
+	ro, err := s.OpenFile(ctx, p("f"), os.O_RDONLY, 0)
+	require.NoError(t, err)
+	buf := make([]byte, 5)
+	_, err = ro.ReadAt(buf, 0)
+	require.NoError(t, err)
+	upper, _ := os.ReadDir(s.Dir() + "/upper")
+	require.Empty(t, upper, "a read-only open never copies")
+	_, err = ro.WriteAt([]byte("x"), 0)
+	require.Equal(t, vfs.CodeInvalid, vfs.CodeOf(err))
+
+	h, err := s.OpenFile(ctx, p("f"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	_, err = h.WriteAt([]byte(" world"), 5)
+	require.NoError(t, err)
+	upper, _ = os.ReadDir(s.Dir() + "/upper")
+	require.Len(t, upper, 1, "the first write copied up")
+
+	n, err := s.Stat(ctx, p("f"))
+	require.NoError(t, err)
+	require.Equal(t, int64(11), n.Size, "stat sees the live size")
+	require.Equal(t, w.Node.Version, n.Version, "not committed yet")
+	require.Equal(t, w.Node.Ino, n.Ino, "copy-up keeps the inode")
+	require.Equal(t, "hello world", read(t, s, "f"), "session reads see handle writes")
+	_, err = ro.ReadAt(buf, 6)
+	require.NoError(t, err)
+	require.Equal(t, "world", string(buf), "other handles see them too")
+
+	require.NoError(t, h.Flush())
+	n, _ = s.Stat(ctx, p("f"))
+	require.Equal(t, w.Node.Version+1, n.Version, "flush commits one change")
+	require.NoError(t, h.Truncate(2))
+	n, _ = s.Stat(ctx, p("f"))
+	require.Equal(t, int64(2), n.Size)
+	require.Equal(t, w.Node.Version+2, n.Version)
+	require.NoError(t, h.Sync())
+	require.NoError(t, h.Close())
+	require.NoError(t, h.Close(), "closing twice is fine")
+	require.NoError(t, ro.Close())
+	_, err = h.WriteAt([]byte("x"), 0)
+	require.Equal(t, vfs.CodeClosed, vfs.CodeOf(err))
+}
+
+func TestHandleCreateExclTruncAppend(t *testing.T) {
+	s, _ := vfstest.NewSession(t)
+	h, err := s.OpenFile(ctx, p("new"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	require.NoError(t, err)
+	n, _ := h.Stat()
+	require.Equal(t, os.FileMode(0o600), n.Mode)
+	require.NoError(t, h.Close())
+	_, err = s.OpenFile(ctx, p("new"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0)
+	require.Equal(t, vfs.CodeExists, vfs.CodeOf(err))
+	_, err = s.OpenFile(ctx, p("missing"), os.O_RDONLY, 0)
+	require.Equal(t, vfs.CodeNotFound, vfs.CodeOf(err))
+	_, err = s.OpenFile(ctx, vfs.Root, os.O_RDONLY, 0)
+	require.Equal(t, vfs.CodeIsDir, vfs.CodeOf(err))
+
+	write(t, s, "log", "a")
+	h, err = s.OpenFile(ctx, p("log"), os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = h.WriteAt([]byte("b"), 0)
+	require.NoError(t, err)
+	_, err = h.WriteAt([]byte("c"), 0)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.Equal(t, "abc", read(t, s, "log"))
+
+	h, err = s.OpenFile(ctx, p("log"), os.O_WRONLY|os.O_TRUNC, 0)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.Equal(t, "", read(t, s, "log"))
+}
+
+func TestHandleFollowsRenameAndDetachesOnRemove(t *testing.T) {
+	s, _ := vfstest.NewSession(t)
+	write(t, s, "d/f", "data")
+	h, err := s.OpenFile(ctx, p("d/f"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	require.NoError(t, s.Rename(ctx, p("d"), p("e"), vfs.RenameOptions{}))
+	require.Equal(t, p("e/f"), h.Path())
+	_, err = h.WriteAt([]byte("D"), 0)
+	require.NoError(t, err)
+	require.NoError(t, h.Flush())
+	require.Equal(t, "Data", read(t, s, "e/f"))
+
+	// Remove the file: the handle keeps its content privately, like an
+	// unlinked POSIX file.
+	require.NoError(t, s.Remove(ctx, p("e/f"), vfs.RemoveOptions{}))
+	require.True(t, h.Detached())
+	_, err = h.WriteAt([]byte("!"), 4)
+	require.NoError(t, err)
+	buf := make([]byte, 5)
+	_, err = h.ReadAt(buf, 0)
+	require.NoError(t, err)
+	require.Equal(t, "Data!", string(buf))
+	_, err = s.Stat(ctx, p("e/f"))
+	require.Equal(t, vfs.CodeNotFound, vfs.CodeOf(err))
+	require.NoError(t, h.Close())
+	upper, _ := os.ReadDir(s.Dir() + "/upper")
+	require.Empty(t, upper, "the orphan's upper file is removed on close")
+
+	// Replace a file by rename: handles on the replaced file detach.
+	write(t, s, "a", "A")
+	write(t, s, "b", "B")
+	hb, err := s.OpenFile(ctx, p("b"), os.O_RDONLY, 0)
+	require.NoError(t, err)
+	require.NoError(t, s.Rename(ctx, p("a"), p("b"), vfs.RenameOptions{}))
+	require.True(t, hb.Detached())
+	_, err = hb.ReadAt(buf[:1], 0)
+	require.NoError(t, err)
+	require.Equal(t, "B", string(buf[:1]))
+	require.Equal(t, "A", read(t, s, "b"))
+	require.NoError(t, hb.Close())
+}
+
+func TestToolWriteOverOpenHandle(t *testing.T) {
+	s, _ := vfstest.NewSession(t)
+	write(t, s, "f", "12345")
+	h, err := s.OpenFile(ctx, p("f"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	_, err = h.WriteAt([]byte("x"), 0)
+	require.NoError(t, err)
+	write(t, s, "f", "tool")
+	require.False(t, h.Detached(), "a content write keeps the file (and its inode)")
+	buf := make([]byte, 4)
+	_, err = h.ReadAt(buf, 0)
+	require.NoError(t, err)
+	require.Equal(t, "tool", string(buf))
+	_, err = h.WriteAt([]byte("T"), 0)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.Equal(t, "Tool", read(t, s, "f"))
+}
+
+func TestRecoveryReproducesTree(t *testing.T) {
+	blobs := vfstest.NewBlobs()
+	opts := vfstest.Options(t, blobs)
+	s, err := vfs.Create(ctx, opts, vfs.Tree{}, "")
+	require.NoError(t, err)
+	write(t, s, "a/b/c.txt", "one")
+	write(t, s, "a/b/c.txt", "two")
+	_, err = s.Symlink(ctx, "b", p("a/ln"))
+	require.NoError(t, err)
+	require.NoError(t, s.Rename(ctx, p("a/b"), p("z"), vfs.RenameOptions{}))
+	h, err := s.OpenFile(ctx, p("z/c.txt"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	_, err = h.WriteAt([]byte("TWO and more"), 0)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	h, err = s.OpenFile(ctx, p("z/c.txt"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	_, err = h.WriteAt([]byte("uncommitted tail"), 100)
+	require.NoError(t, err)
+	want := s.Tree().Encode() // committed state: the open handle's write is not in it
+	require.NoError(t, s.Close())
+
+	s2, err := vfs.Open(ctx, opts)
+	require.NoError(t, err)
+	defer s2.Close()
+	require.Equal(t, want, s2.Tree().Encode(), "replay reproduces the tree byte for byte")
+	require.Equal(t, "TWO and more", read(t, s2, "z/c.txt"), "uncommitted writes are cut back to the committed size")
+	write(t, s2, "after", "ok")
+	_, err = s2.OpenFile(ctx, p("z/c.txt"), os.O_RDWR, 0)
+	require.NoError(t, err)
+}
+
+func TestResetAndResetTo(t *testing.T) {
+	s, _ := vfstest.NewSession(t)
+	write(t, s, "f", "before")
+	base := s.Tree()
+	write(t, s, "f", "after")
+	write(t, s, "g", "new")
+	h, err := s.OpenFile(ctx, p("g"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	_, err = h.WriteAt([]byte("G"), 0)
+	require.NoError(t, err)
+	keep, err := s.OpenFile(ctx, p("f"), os.O_RDONLY, 0)
+	require.NoError(t, err)
+
+	var notices []vfs.Op
+	cancel := s.Subscribe(func(n vfs.Notice) { notices = append(notices, n.Event.Op) })
+	defer cancel()
+	require.NoError(t, s.ResetTo(ctx, base, "snap-1"))
+	require.Equal(t, []vfs.Op{vfs.OpReset}, notices)
+	require.Equal(t, "before", read(t, s, "f"))
+	_, err = s.Stat(ctx, p("g"))
+	require.Equal(t, vfs.CodeNotFound, vfs.CodeOf(err))
+	require.True(t, h.Detached(), "g is gone from the restored tree")
+	require.False(t, keep.Detached(), "f is the same file (same inode) in the restored tree")
+	buf := make([]byte, 6)
+	_, err = keep.ReadAt(buf, 0)
+	require.NoError(t, err)
+	require.Equal(t, "before", string(buf))
+	require.NoError(t, h.Close())
+	require.NoError(t, keep.Close())
+	require.Equal(t, "snap-1", s.Info().Base)
+	require.Zero(t, s.Info().Seq, "the journal starts afresh")
+
+	require.NoError(t, s.Reset(ctx))
+	require.Equal(t, 1, s.Tree().Len(), "reset returns to the initial (empty) tree")
+	upper, _ := os.ReadDir(s.Dir() + "/upper")
+	require.Empty(t, upper)
+}

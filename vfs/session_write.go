@@ -1,0 +1,317 @@
+package vfs
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+)
+
+// WriteMode says how WriteFile treats an existing file.
+type WriteMode uint8
+
+// Write modes.
+const (
+	WriteCreate    WriteMode = iota // create the file, or replace its content
+	WriteOverwrite                  // replace an existing file's content; not_found otherwise
+	WriteCreateNew                  // create a new file; already_exists otherwise
+	WriteAppend                     // append to the file, creating it if missing
+)
+
+// WriteOptions tune WriteFile.
+type WriteOptions struct {
+	Mode WriteMode
+	// CreateParents creates missing parent directories.
+	CreateParents bool
+	// ExpectedVersion, when set, makes the write fail with conflict unless
+	// the file is at this version (0: unless the file does not exist).
+	ExpectedVersion *uint64
+	// Perm is the mode of a new file; DefaultFileMode when zero.
+	Perm fs.FileMode
+}
+
+// WriteResult reports a WriteFile.
+type WriteResult struct {
+	Node    Node  // the file after the write
+	Created bool  // the write created the file
+	Written int64 // bytes of content written (the appended bytes, for append)
+}
+
+// maxAppendRetries bounds how often an append retries when a concurrent
+// change moved the file's version under it.
+const maxAppendRetries = 16
+
+// WriteFile sets the whole content of the file at p, atomically: readers see
+// the old content or the new, never a mix. The content goes to the blob
+// store first; a failed write changes nothing in the session.
+func (s *Session) WriteFile(ctx context.Context, p Path, content io.Reader, opts WriteOptions) (WriteResult, error) {
+	const op = "write"
+	if err := s.check(op, AccessWrite, p); err != nil {
+		return WriteResult{}, err
+	}
+	if opts.Mode == WriteAppend {
+		return s.appendFile(ctx, p, content, opts)
+	}
+	if err := s.precheckWrite(op, p, opts); err != nil {
+		return WriteResult{}, err
+	}
+	h, size, enc, unpin, err := s.putContent(ctx, content)
+	if err != nil {
+		return WriteResult{}, ioErr(op, p, err)
+	}
+	defer unpin()
+	_, t, err := s.mutate(ctx, op, func(Tree) (*Event, error) {
+		return &Event{
+			Op: OpWrite, Path: p, Time: s.now(), Blob: h, Size: size, Encoding: enc, Mode: opts.Perm,
+			Parents: opts.CreateParents, Exclusive: opts.Mode == WriteCreateNew,
+			MustExist: opts.Mode == WriteOverwrite, IfVersion: opts.ExpectedVersion,
+		}, nil
+	})
+	if err != nil {
+		return WriteResult{}, err
+	}
+	n, _ := t.Get(p)
+	return WriteResult{Node: n, Created: n.Version == 1, Written: size}, nil
+}
+
+// precheckWrite fails fast, before any content is stored, on writes the
+// reducer would refuse anyway. The reducer still decides.
+func (s *Session) precheckWrite(op string, p Path, opts WriteOptions) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return closedErr(op)
+	}
+	e := Event{Op: OpWrite, Path: p, Time: s.now(), Parents: opts.CreateParents,
+		Exclusive: opts.Mode == WriteCreateNew, MustExist: opts.Mode == WriteOverwrite, IfVersion: opts.ExpectedVersion}
+	_, err := Reduce(s.tree, &e)
+	return withOp(err, op)
+}
+
+// appendFile appends content to the file at p: it reads the current content,
+// stores old+new as one blob and installs it if the file has not changed
+// meanwhile, retrying otherwise.
+func (s *Session) appendFile(ctx context.Context, p Path, content io.Reader, opts WriteOptions) (WriteResult, error) {
+	const op = "append"
+	data, err := io.ReadAll(content)
+	if err != nil {
+		return WriteResult{}, ioErr(op, p, err)
+	}
+	for range maxAppendRetries {
+		s.mu.RLock()
+		if s.closed {
+			s.mu.RUnlock()
+			return WriteResult{}, closedErr(op)
+		}
+		n, exists := s.tree.Get(p)
+		var old Blob
+		if exists && n.IsFile() {
+			old, err = s.openSourceLocked(ctx, s.nodeSourceLocked(n))
+		}
+		s.mu.RUnlock()
+		if err != nil {
+			return WriteResult{}, ioErr(op, p, err)
+		}
+		var version uint64
+		if exists {
+			version = n.Version
+		}
+		if opts.ExpectedVersion != nil && *opts.ExpectedVersion != version {
+			if old != nil {
+				old.Close()
+			}
+			return WriteResult{}, newErr(CodeConflict, op, p, "changed since the expected version; read it again")
+		}
+		r := io.Reader(bytes.NewReader(data))
+		if old != nil {
+			r = io.MultiReader(io.NewSectionReader(old, 0, old.Size()), r)
+		}
+		h, size, enc, unpin, err := s.putContent(ctx, r)
+		if old != nil {
+			old.Close()
+		}
+		if err != nil {
+			return WriteResult{}, ioErr(op, p, err)
+		}
+		_, t, err := s.mutate(ctx, op, func(Tree) (*Event, error) {
+			return &Event{Op: OpWrite, Path: p, Time: s.now(), Blob: h, Size: size, Encoding: enc,
+				Mode: opts.Perm, Parents: opts.CreateParents, IfVersion: &version}, nil
+		})
+		unpin()
+		if CodeOf(err) == CodeConflict && opts.ExpectedVersion == nil {
+			continue // a concurrent change won; read again
+		}
+		if err != nil {
+			return WriteResult{}, err
+		}
+		n, _ = t.Get(p)
+		return WriteResult{Node: n, Created: n.Version == 1, Written: int64(len(data))}, nil
+	}
+	return WriteResult{}, newErr(CodeConflict, op, p, "kept changing while appending; try again")
+}
+
+// putContent stores content in the blob store and reports its encoding.
+func (s *Session) putContent(ctx context.Context, content io.Reader) (Hash, int64, Encoding, func(), error) {
+	sn := &sniffer{r: content}
+	h, size, unpin, err := s.opts.Blobs.Put(ctx, sn)
+	if err != nil {
+		return Hash{}, 0, 0, nil, err
+	}
+	return h, size, sn.encoding(), unpin, nil
+}
+
+// MkdirOptions tune Mkdir.
+type MkdirOptions struct {
+	Perm    fs.FileMode // DefaultDirMode when zero
+	Parents bool        // create missing parents; an existing directory is fine
+}
+
+// Mkdir creates the directory p.
+func (s *Session) Mkdir(ctx context.Context, p Path, opts MkdirOptions) (Node, error) {
+	const op = "mkdir"
+	if err := s.check(op, AccessWrite, p); err != nil {
+		return Node{}, err
+	}
+	_, t, err := s.mutate(ctx, op, func(t Tree) (*Event, error) {
+		if n, ok := t.Get(p); ok && n.IsDir() && opts.Parents {
+			return nil, nil // already there: nothing to journal
+		}
+		return &Event{Op: OpMkdir, Path: p, Time: s.now(), Mode: opts.Perm, Parents: opts.Parents}, nil
+	})
+	if err != nil {
+		return Node{}, err
+	}
+	n, _ := t.Get(p)
+	return n, nil
+}
+
+// RemoveOptions tune Remove.
+type RemoveOptions struct {
+	// Recursive removes a directory with everything in it; without it a
+	// directory must be empty.
+	Recursive bool
+	// Kind, when set, requires the node to be of this kind (is_directory or
+	// not_directory otherwise), like unlink(2) and rmdir(2).
+	Kind Kind
+}
+
+// Remove deletes the node at p.
+func (s *Session) Remove(ctx context.Context, p Path, opts RemoveOptions) error {
+	const op = "remove"
+	if err := s.check(op, AccessWrite, p); err != nil {
+		return err
+	}
+	_, _, err := s.mutate(ctx, op, func(Tree) (*Event, error) {
+		return &Event{Op: OpRemove, Path: p, Time: s.now(), Recursive: opts.Recursive, WantKind: opts.Kind}, nil
+	})
+	return err
+}
+
+// RenameOptions tune Rename.
+type RenameOptions struct {
+	NoReplace     bool // fail with already_exists if the destination exists
+	Exchange      bool // swap the two paths, which must both exist
+	CreateParents bool // create the destination's missing parents
+}
+
+// Rename moves the node at from, with everything beneath it, to to. An
+// existing destination is replaced if it is a file (by a file) or an empty
+// directory (by a directory), as rename(2) does. Nothing is copied.
+func (s *Session) Rename(ctx context.Context, from, to Path, opts RenameOptions) error {
+	const op = "rename"
+	for _, p := range []Path{from, to} {
+		if err := s.check(op, AccessWrite, p); err != nil {
+			return err
+		}
+	}
+	_, _, err := s.mutate(ctx, op, func(Tree) (*Event, error) {
+		return &Event{Op: OpRename, Path: from, To: to, Time: s.now(),
+			NoReplace: opts.NoReplace, Exchange: opts.Exchange, Parents: opts.CreateParents}, nil
+	})
+	return err
+}
+
+// Symlink creates a symbolic link at p pointing to target. The target is
+// stored as given; the session never follows it on its own.
+func (s *Session) Symlink(ctx context.Context, target string, p Path) (Node, error) {
+	const op = "symlink"
+	if err := s.check(op, AccessWrite, p); err != nil {
+		return Node{}, err
+	}
+	switch {
+	case target == "":
+		return Node{}, newErr(CodeInvalid, op, p, "symlink target is empty")
+	case len(target) > MaxPathBytes:
+		return Node{}, newErr(CodeInvalid, op, p, "symlink target is longer than 4095 bytes")
+	case strings.IndexByte(target, 0) >= 0:
+		return Node{}, newErr(CodeInvalid, op, p, "symlink target contains a NUL byte")
+	}
+	return s.mutateNode(ctx, op, p, &Event{Op: OpSymlink, Path: p, Target: target})
+}
+
+// Chmod sets the permission bits of the node at p.
+func (s *Session) Chmod(ctx context.Context, p Path, mode fs.FileMode) (Node, error) {
+	const op = "chmod"
+	if err := s.check(op, AccessWrite, p); err != nil {
+		return Node{}, err
+	}
+	return s.mutateNode(ctx, op, p, &Event{Op: OpChmod, Path: p, Mode: mode & fs.ModePerm})
+}
+
+// SetTimes sets the modification time of the node at p (millisecond
+// precision).
+func (s *Session) SetTimes(ctx context.Context, p Path, mtime time.Time) (Node, error) {
+	const op = "settimes"
+	if err := s.check(op, AccessWrite, p); err != nil {
+		return Node{}, err
+	}
+	return s.mutateNode(ctx, op, p, &Event{Op: OpSetTimes, Path: p, Mtime: millis(mtime)})
+}
+
+// mutateNode applies e, stamped with the current time, and returns the
+// node at p afterwards.
+func (s *Session) mutateNode(ctx context.Context, op string, p Path, e *Event) (Node, error) {
+	_, t, err := s.mutate(ctx, op, func(Tree) (*Event, error) {
+		e.Time = s.now()
+		return e, nil
+	})
+	if err != nil {
+		return Node{}, err
+	}
+	n, _ := t.Get(p)
+	return n, nil
+}
+
+// Truncate sets the size of the file at p, cutting it or extending it with
+// zeros. Truncating to zero stores nothing; other sizes copy the file up.
+func (s *Session) Truncate(ctx context.Context, p Path, size int64) (Node, error) {
+	const op = "truncate"
+	if err := s.check(op, AccessWrite, p); err != nil {
+		return Node{}, err
+	}
+	if size < 0 {
+		return Node{}, newErr(CodeInvalid, op, p, "size must not be negative")
+	}
+	if size == 0 {
+		if err := s.ensureEmptyBlob(ctx); err != nil {
+			return Node{}, err
+		}
+		return s.mutateNode(ctx, op, p, &Event{Op: OpWrite, Path: p, Blob: EmptyHash, Encoding: EncodingUTF8, MustExist: true})
+	}
+	h, err := s.OpenFile(ctx, p, os.O_WRONLY, 0)
+	if err != nil {
+		return Node{}, err
+	}
+	if err := h.Truncate(size); err != nil {
+		h.Close()
+		return Node{}, err
+	}
+	n, err := h.Stat()
+	if cerr := h.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}

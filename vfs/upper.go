@@ -1,0 +1,310 @@
+package vfs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// upperFile is one file in the session's upper directory: the content of a
+// copied-up file. Writers hold mu shared while they pwrite; committing,
+// freezing and closing hold it exclusively, so none of them ever sees half a
+// write. Once frozen, an upper file is never written again: the next write
+// copies it up anew.
+type upperFile struct {
+	id   uint64
+	path string
+	f    *os.File
+
+	mu     sync.RWMutex
+	frozen bool // guarded by mu
+	closed bool // guarded by mu
+
+	dirty atomic.Bool  // written since the last commit
+	size  atomic.Int64 // live size, including uncommitted writes
+
+	inTree bool // the tree references it; guarded by Session.mu
+	refs   int  // detached handles holding it; guarded by Session.mu
+}
+
+// noteWrite records a write that ended at offset end.
+func (uf *upperFile) noteWrite(end int64) {
+	uf.dirty.Store(true)
+	for {
+		cur := uf.size.Load()
+		if end <= cur || uf.size.CompareAndSwap(cur, end) {
+			return
+		}
+	}
+}
+
+// close closes the file, waiting for writes in flight, and removes it from
+// the upper directory when asked.
+func (uf *upperFile) close(remove bool) {
+	uf.mu.Lock()
+	defer uf.mu.Unlock()
+	if uf.closed {
+		return
+	}
+	uf.closed = true
+	uf.f.Close()
+	if remove {
+		_ = os.Remove(uf.path)
+	}
+}
+
+func (s *Session) upperPath(id uint64) string {
+	return filepath.Join(s.upperDir, strconv.FormatUint(id, 16))
+}
+
+// source is where a file's content is: a blob, or an upper file.
+type source struct {
+	blob Hash
+	uf   *upperFile
+}
+
+// nodeSourceLocked returns where n's content is. s.mu must be held.
+func (s *Session) nodeSourceLocked(n Node) source {
+	if n.Upper != 0 {
+		return source{uf: s.uppers[n.Upper]}
+	}
+	return source{blob: n.Blob}
+}
+
+// openSourceLocked opens content for reading. The caller holds Session.mu
+// (at least shared), so the content cannot be dropped while it is opened;
+// the reader stays valid after the lock is released, even if the content is
+// dropped later. An upper file is read through a duplicate descriptor, so
+// the reader sees the file's live content.
+func (s *Session) openSourceLocked(ctx context.Context, src source) (Blob, error) {
+	if src.uf != nil {
+		return src.uf.openReader()
+	}
+	if src.blob.IsZero() {
+		return nil, errors.New("content has neither blob nor upper file")
+	}
+	return s.opts.Blobs.Open(ctx, src.blob)
+}
+
+// openReader returns an independent reader of the upper file.
+func (uf *upperFile) openReader() (Blob, error) {
+	uf.mu.RLock()
+	defer uf.mu.RUnlock()
+	if uf.closed {
+		return nil, errors.New("upper file is closed")
+	}
+	fd, err := unix.Dup(int(uf.f.Fd()))
+	if err != nil {
+		return nil, fmt.Errorf("dup upper file: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), uf.path)
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &osBlob{f: f, size: fi.Size()}, nil
+}
+
+// readerOf reads a blob from start to end.
+func readerOf(b Blob) io.Reader { return io.NewSectionReader(b, 0, b.Size()) }
+
+// osBlob is an open local file seen as a Blob.
+type osBlob struct {
+	f    *os.File
+	size int64
+}
+
+func (b *osBlob) ReadAt(p []byte, off int64) (int, error) { return b.f.ReadAt(p, off) }
+func (b *osBlob) Close() error                            { return b.f.Close() }
+func (b *osBlob) Size() int64                             { return b.size }
+func (b *osBlob) File() *os.File                          { return b.f }
+
+// copyUp creates a new upper file holding the first limit bytes of src (all
+// of it when limit < 0). It runs without Session.mu: the source is immutable
+// and the new file is not yet registered.
+func (s *Session) copyUp(src Blob, limit int64) (*upperFile, error) {
+	n := src.Size()
+	if limit >= 0 && limit < n {
+		n = limit
+	}
+	id := s.upperSeq.Add(1)
+	path := s.upperPath(id)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create upper file: %w", err)
+	}
+	if err := CopyBlob(f, src, n); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, fmt.Errorf("copy up: %w", err)
+	}
+	uf := &upperFile{id: id, path: path, f: f}
+	uf.size.Store(n)
+	return uf, nil
+}
+
+// CopyBlob fills the empty file dst with the first n bytes of src: by
+// reflink when the filesystem shares extents, by copy_file_range inside the
+// kernel otherwise, and by read and write as a last resort.
+func CopyBlob(dst *os.File, src Blob, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	if fb, ok := src.(FileBlob); ok {
+		sfd, dfd := int(fb.File().Fd()), int(dst.Fd())
+		if n == src.Size() && unix.IoctlFileClone(dfd, sfd) == nil {
+			return nil
+		}
+		var off int64
+		for off < n {
+			roff, woff := off, off
+			m, err := unix.CopyFileRange(sfd, &roff, dfd, &woff, int(n-off), 0)
+			if err != nil {
+				if off == 0 {
+					break // not supported here: fall back below
+				}
+				return err
+			}
+			if m == 0 {
+				return io.ErrUnexpectedEOF
+			}
+			off += int64(m)
+		}
+		if off == n {
+			return nil
+		}
+	}
+	w := io.NewOffsetWriter(dst, 0)
+	got, err := io.Copy(w, io.NewSectionReader(src, 0, n))
+	if err == nil && got != n {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// registerLocked records that the tree now references uf.
+func (s *Session) registerLocked(uf *upperFile) {
+	uf.inTree = true
+	s.uppers[uf.id] = uf
+}
+
+// dropUpperLocked records that the tree no longer references upper file id:
+// the file is closed and removed unless a detached handle still holds it.
+func (s *Session) dropUpperLocked(id uint64) {
+	uf := s.uppers[id]
+	if uf == nil {
+		_ = os.Remove(s.upperPath(id))
+		return
+	}
+	delete(s.uppers, id)
+	uf.inTree = false
+	if uf.refs == 0 {
+		uf.close(true)
+	}
+}
+
+// releaseUpperLocked drops a detached handle's hold on uf.
+func (s *Session) releaseUpperLocked(uf *upperFile) {
+	uf.refs--
+	if uf.refs == 0 && !uf.inTree {
+		uf.close(true)
+	}
+}
+
+// dropNodeLocked handles a node leaving the tree (removed, or replaced by a
+// rename): handles open on it are detached and keep its content, and its
+// upper file is dropped.
+func (s *Session) dropNodeLocked(n Node) {
+	for _, h := range s.handles[n.Ino] {
+		h.detachLocked(n)
+	}
+	delete(s.handles, n.Ino)
+	if n.Upper != 0 {
+		s.dropUpperLocked(n.Upper)
+	}
+}
+
+// settleLocked brings the state outside the tree — upper files and handles
+// — in line with an event just applied; old is the tree before it.
+func (s *Session) settleLocked(old Tree, e *Event) {
+	switch e.Op {
+	case OpWrite:
+		if n, ok := old.Get(e.Path); ok && n.Upper != 0 {
+			s.dropUpperLocked(n.Upper)
+		}
+	case OpRemove:
+		_ = old.Walk(e.Path, func(_ Path, n Node) error {
+			s.dropNodeLocked(n)
+			return nil
+		})
+	case OpRename:
+		if e.Path == e.To {
+			return
+		}
+		if n, ok := old.Get(e.To); ok && !e.Exchange {
+			s.dropNodeLocked(n)
+		}
+		s.moveHandlesLocked(e.Path, e.To, e.Exchange)
+	case OpCopyUp, OpCommit:
+		if n, ok := old.Get(e.Path); ok && n.Upper != 0 && n.Upper != e.Upper {
+			s.dropUpperLocked(n.Upper)
+		}
+	case OpSeal:
+		for _, sl := range e.Seals {
+			if n, ok := old.Get(sl.Path); ok && n.Ino == sl.Ino && n.Upper == sl.Upper {
+				s.dropUpperLocked(sl.Upper)
+			}
+		}
+	}
+}
+
+// recoverUppers opens every upper file the recovered tree references,
+// truncating each to its committed size (writes that were never committed
+// were never acknowledged), and removes the rest.
+func (s *Session) recoverUppers() error {
+	var err error
+	_ = s.tree.Walk(Root, func(p Path, n Node) error {
+		if n.Upper == 0 {
+			return nil
+		}
+		path := s.upperPath(n.Upper)
+		f, ferr := os.OpenFile(path, os.O_RDWR, 0)
+		if ferr == nil {
+			ferr = f.Truncate(n.Size)
+		}
+		if ferr != nil {
+			err = fmt.Errorf("upper file of %s: %w", p, ferr)
+			return err
+		}
+		uf := &upperFile{id: n.Upper, path: path, f: f}
+		uf.size.Store(n.Size)
+		s.registerLocked(uf)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	entries, rerr := os.ReadDir(s.upperDir)
+	if rerr != nil {
+		return fmt.Errorf("read upper dir: %w", rerr)
+	}
+	for _, de := range entries {
+		id, perr := strconv.ParseUint(de.Name(), 16, 64)
+		if perr == nil && id > s.upperSeq.Load() {
+			s.upperSeq.Store(id)
+		}
+		if perr != nil || s.uppers[id] == nil {
+			_ = os.Remove(filepath.Join(s.upperDir, de.Name()))
+		}
+	}
+	return nil
+}
