@@ -1,0 +1,149 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// GCReport tells what a garbage collection did.
+type GCReport struct {
+	Snapshots    int           `json:"snapshots"`     // snapshots whose trees were marked
+	Sessions     int           `json:"sessions"`      // live sessions whose trees were marked
+	Marked       int           `json:"marked"`        // blobs found referenced
+	Scanned      int           `json:"scanned"`       // blobs in the store
+	Deleted      int           `json:"deleted"`       // blobs deleted
+	DeletedBytes int64         `json:"deleted_bytes"` // their total size
+	Kept         int           `json:"kept"`          // unreferenced but pinned: in use by a write in flight
+	Duration     time.Duration `json:"duration_ns"`
+}
+
+// sweepBatch is how many blobs one exclusive hold of the gc lock deletes:
+// writers wait at most that long.
+const sweepBatch = 64
+
+// GC deletes every blob that no snapshot, live session or write in flight
+// references. It never deletes a referenced blob, however it races with
+// writers: blobs pinned since the collection started are kept, and deletes
+// happen under the lock every Put holds until its blob is pinned.
+func (r *Repo) GC(ctx context.Context) (GCReport, error) {
+	start := time.Now()
+	r.gcRun.Lock()
+	defer r.gcRun.Unlock()
+
+	r.pins.mu.Lock()
+	r.pins.fresh = make(map[vfs.Hash]struct{}, len(r.pins.counts))
+	for h := range r.pins.counts {
+		r.pins.fresh[h] = struct{}{}
+	}
+	r.pins.mu.Unlock()
+	defer func() {
+		r.pins.mu.Lock()
+		r.pins.fresh, r.pins.freshSnaps = nil, nil
+		r.pins.mu.Unlock()
+	}()
+
+	var rep GCReport
+	m := &marker{marked: make(map[vfs.Hash]struct{}), seenDirs: make(map[vfs.Hash]struct{})}
+	snaps, err := r.List(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("gc: list snapshots: %w", err)
+	}
+	for _, snap := range snaps {
+		m.snapshot(snap)
+		rep.Snapshots++
+	}
+	for _, s := range r.Sessions() {
+		s.BlobRefs(m.mark)
+		rep.Sessions++
+	}
+	rep.Marked = len(m.marked)
+
+	var garbage []vfs.Hash
+	err = r.store.List(ctx, Blobs, func(h vfs.Hash, _ int64) error {
+		rep.Scanned++
+		if _, ok := m.marked[h]; !ok {
+			garbage = append(garbage, h)
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, fmt.Errorf("gc: list blobs: %w", err)
+	}
+	for len(garbage) > 0 {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		n := min(sweepBatch, len(garbage))
+		if err := r.sweep(ctx, garbage[:n], m, &rep); err != nil {
+			return rep, err
+		}
+		garbage = garbage[n:]
+	}
+	rep.Duration = time.Since(start)
+	return rep, nil
+}
+
+// sweep deletes a batch of unreferenced blobs, skipping any pinned since the
+// collection began or referenced by a snapshot recorded since.
+func (r *Repo) sweep(ctx context.Context, batch []vfs.Hash, m *marker, rep *GCReport) error {
+	r.gc.Lock()
+	defer r.gc.Unlock()
+	r.pins.mu.Lock()
+	defer r.pins.mu.Unlock()
+	for _, snap := range r.pins.freshSnaps {
+		m.snapshot(snap)
+	}
+	r.pins.freshSnaps = r.pins.freshSnaps[:0]
+	for _, h := range batch {
+		_, marked := m.marked[h]
+		if _, fresh := r.pins.fresh[h]; fresh || marked || r.pins.counts[h] > 0 {
+			rep.Kept++
+			continue
+		}
+		size, err := r.store.Stat(ctx, Blobs, h)
+		if err != nil {
+			continue
+		}
+		if err := r.store.Delete(ctx, Blobs, h); err != nil {
+			return fmt.Errorf("gc: delete %s: %w", h.Short(), err)
+		}
+		rep.Deleted++
+		rep.DeletedBytes += size
+	}
+	return nil
+}
+
+// marker collects the blobs a collection must keep.
+type marker struct {
+	marked   map[vfs.Hash]struct{}
+	seenDirs map[vfs.Hash]struct{}
+}
+
+func (m *marker) mark(h vfs.Hash) { m.marked[h] = struct{}{} }
+
+func (m *marker) snapshot(snap *Snapshot) { m.dir(snap, vfs.Root) }
+
+// dir marks a directory's manifest and everything beneath it, skipping
+// manifests already marked: snapshots share most of their directories.
+func (m *marker) dir(snap *Snapshot, d vfs.Path) {
+	h, ok := snap.dirs.Get(d)
+	if ok {
+		if _, done := m.seenDirs[h]; done {
+			return
+		}
+		m.seenDirs[h] = struct{}{}
+		m.mark(h)
+	}
+	snap.Tree.Children(d, func(name string, n vfs.Node) bool {
+		switch {
+		case n.IsDir():
+			m.dir(snap, d.Join(name))
+		case !n.Blob.IsZero():
+			m.mark(n.Blob)
+		}
+		return true
+	})
+}

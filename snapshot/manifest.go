@@ -1,0 +1,231 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/benbjohnson/immutable"
+
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// A snapshot's tree is stored as a Merkle tree of directory manifests, as
+// git stores trees: each directory is one blob listing its children (name
+// and node, in name order, encoded with vfs.AppendNode), where a child
+// directory's node carries the hash of that directory's manifest in its Blob
+// field. Unchanged directories keep their hash, so a snapshot re-writes only
+// the directories on the paths to what changed, and a diff skips every
+// subtree whose hashes match.
+const manifestFormat = "vfsd-dir/1\n"
+
+// dirHashes maps every directory of a snapshot to its manifest's hash.
+type dirHashes = *immutable.SortedMap[vfs.Path, vfs.Hash]
+
+type pathComparer struct{}
+
+func (pathComparer) Compare(a, b vfs.Path) int { return vfs.ComparePaths(a, b) }
+
+func newDirHashes() dirHashes { return immutable.NewSortedMap[vfs.Path, vfs.Hash](pathComparer{}) }
+
+// encodeDir returns the manifest of directory d of t. Child directories'
+// hashes come from hashOf.
+func encodeDir(t vfs.Tree, d vfs.Path, hashOf func(vfs.Path) (vfs.Hash, error)) ([]byte, error) {
+	b := []byte(manifestFormat)
+	var err error
+	t.Children(d, func(name string, n vfs.Node) bool {
+		child := d.Join(name)
+		switch {
+		case n.IsDir():
+			n.Blob, err = hashOf(child)
+		case n.IsFile() && (n.Upper != 0 || n.Blob.IsZero()):
+			err = fmt.Errorf("manifest of %s: file %s has no blob", d, child)
+		}
+		if err != nil {
+			return false
+		}
+		b = vfs.AppendNode(b, name, n)
+		return true
+	})
+	return b, err
+}
+
+// decodeDir parses a manifest into its entries.
+func decodeDir(b []byte, fn func(name string, n vfs.Node) error) error {
+	if !bytes.HasPrefix(b, []byte(manifestFormat)) {
+		return errors.New("not a directory manifest")
+	}
+	b = b[len(manifestFormat):]
+	for len(b) > 0 {
+		name, n, rest, err := vfs.DecodeNode(b)
+		if err != nil {
+			return err
+		}
+		if name == "" || bytes.ContainsAny([]byte(name), "/\x00") || name == "." || name == ".." {
+			return fmt.Errorf("manifest entry has an invalid name %q", name)
+		}
+		if err := fn(name, n); err != nil {
+			return err
+		}
+		b = rest
+	}
+	return nil
+}
+
+// manifestWriter computes directory manifests and, unless dry, stores them.
+type manifestWriter struct {
+	r    *Repo
+	tree vfs.Tree
+	dirs dirHashes // hashes known so far; updated as directories are written
+	// stale lists directories whose manifests must be recomputed.
+	stale  map[vfs.Path]bool
+	dry    bool
+	unpins []func()
+	puts   int
+}
+
+// release unpins the manifests this writer stored.
+func (w *manifestWriter) release() {
+	for _, u := range w.unpins {
+		u()
+	}
+	w.unpins = nil
+}
+
+// hash returns directory d's manifest hash, computing (and storing) it if
+// it is stale or unknown.
+func (w *manifestWriter) hash(ctx context.Context, d vfs.Path) (vfs.Hash, error) {
+	if !w.stale[d] {
+		if h, ok := w.dirs.Get(d); ok {
+			return h, nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return vfs.Hash{}, err
+	}
+	b, err := encodeDir(w.tree, d, func(child vfs.Path) (vfs.Hash, error) { return w.hash(ctx, child) })
+	if err != nil {
+		return vfs.Hash{}, err
+	}
+	h := vfs.HashOf(b)
+	if !w.dry {
+		unpin, err := w.r.putManifest(ctx, h, b)
+		if err != nil {
+			return vfs.Hash{}, fmt.Errorf("store manifest of %s: %w", d, err)
+		}
+		w.unpins = append(w.unpins, unpin)
+		w.puts++
+	}
+	w.dirs = w.dirs.Set(d, h)
+	delete(w.stale, d)
+	return h, nil
+}
+
+// update brings prev's directory hashes up to date with tree,
+// given what changed since prev, re-hashing only the directories the
+// changes touch (and their ancestors). It returns the new hashes.
+func (w *manifestWriter) update(ctx context.Context, prev dirHashes, changes []vfs.Change) (dirHashes, error) {
+	w.dirs = prev
+	w.stale = make(map[vfs.Path]bool)
+	isDir := func(p vfs.Path) bool { n, ok := w.tree.Get(p); return ok && n.IsDir() }
+	for _, c := range changes {
+		// Forget directories that are gone.
+		if c.Subtree {
+			var gone []vfs.Path
+			it := w.dirs.Iterator()
+			it.Seek(c.Path)
+			for !it.Done() {
+				d, _, _ := it.Next()
+				if !d.HasPrefix(c.Path) {
+					break
+				}
+				if !isDir(d) {
+					gone = append(gone, d)
+				}
+			}
+			for _, d := range gone {
+				w.dirs = w.dirs.Delete(d)
+			}
+		} else if _, ok := w.dirs.Get(c.Path); ok && !isDir(c.Path) {
+			w.dirs = w.dirs.Delete(c.Path)
+		}
+		// Mark what must be re-hashed: the changed directory (its whole
+		// subtree when it moved) and every ancestor.
+		if isDir(c.Path) {
+			if c.Subtree {
+				_ = w.tree.Walk(c.Path, func(p vfs.Path, n vfs.Node) error {
+					if n.IsDir() {
+						w.stale[p] = true
+					}
+					return nil
+				})
+			} else {
+				w.stale[c.Path] = true
+			}
+		}
+		c.Path.Ancestors(func(a vfs.Path) bool {
+			if isDir(a) {
+				w.stale[a] = true
+			}
+			return true
+		})
+	}
+	if _, err := w.hash(ctx, vfs.Root); err != nil {
+		return nil, err
+	}
+	return w.dirs, nil
+}
+
+// loadTree reads a snapshot's tree from its manifests, starting at the root
+// manifest root and the root directory's own node.
+func (r *Repo) loadTree(ctx context.Context, rootNode vfs.Node, root vfs.Hash, maxIno uint64) (vfs.Tree, dirHashes, error) {
+	rootNode.Blob = vfs.Hash{}
+	tb := vfs.NewTreeBuilder(rootNode)
+	tb.SetMaxIno(maxIno)
+	dirs := immutable.NewSortedMapBuilder[vfs.Path, vfs.Hash](pathComparer{})
+	var load func(d vfs.Path, h vfs.Hash) error
+	load = func(d vfs.Path, h vfs.Hash) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		dirs.Set(d, h)
+		b, err := r.readObject(ctx, Blobs, h)
+		if err != nil {
+			return fmt.Errorf("manifest of %s: %w", d, err)
+		}
+		return decodeDir(b, func(name string, n vfs.Node) error {
+			p := d.Join(name)
+			if n.IsDir() {
+				sub := n.Blob
+				n.Blob = vfs.Hash{}
+				tb.Set(p, n)
+				return load(p, sub)
+			}
+			tb.Set(p, n)
+			return nil
+		})
+	}
+	if err := load(vfs.Root, root); err != nil {
+		return vfs.Tree{}, nil, err
+	}
+	return tb.Tree(), dirs.Map(), nil
+}
+
+// readObject reads a whole stored object.
+func (r *Repo) readObject(ctx context.Context, ns Namespace, h vfs.Hash) ([]byte, error) {
+	b, err := r.store.Open(ctx, ns, h)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	buf := make([]byte, b.Size())
+	if _, err := io.ReadFull(io.NewSectionReader(b, 0, b.Size()), buf); err != nil {
+		return nil, err
+	}
+	if vfs.HashOf(buf) != h {
+		return nil, fmt.Errorf("object %s: %w", h.Short(), ErrCorruptObject)
+	}
+	return buf, nil
+}

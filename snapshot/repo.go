@@ -1,0 +1,290 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// Repo ties a Store to the sessions that use it: it creates, recovers and
+// tracks sessions, and takes, restores, forks, diffs and materializes their
+// snapshots, and collects garbage. It is safe for concurrent use.
+type Repo struct {
+	store       Store
+	sessionsDir string
+	clock       func() time.Time
+	policy      func(id string) vfs.Policy
+
+	mu       sync.Mutex
+	sessions map[string]*vfs.Session
+	snaps    map[string]*Snapshot // loaded snapshots, by ID
+
+	pins pinSet
+	// gc is held shared by every Put until the new blob is pinned, and
+	// exclusively by garbage collection while it deletes: so a Put never
+	// finds, and then relies on, a blob that is being deleted.
+	gc sync.RWMutex
+	// gcRun serialises garbage collections.
+	gcRun sync.Mutex
+}
+
+// RepoOptions configure a Repo.
+type RepoOptions struct {
+	// Clock returns the current time; time.Now when nil.
+	Clock func() time.Time
+	// Policy, if set, returns the policy hook for a session.
+	Policy func(sessionID string) vfs.Policy
+}
+
+// OpenRepo opens the repository whose sessions live under sessionsDir and
+// whose content is in store, recovering every session found there.
+func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOptions) (*Repo, error) {
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if err := os.MkdirAll(sessionsDir, 0o700); err != nil {
+		return nil, fmt.Errorf("open repo: %w", err)
+	}
+	r := &Repo{
+		store: store, sessionsDir: sessionsDir, clock: opts.Clock, policy: opts.Policy,
+		sessions: make(map[string]*vfs.Session), snaps: make(map[string]*Snapshot),
+		pins: pinSet{counts: make(map[vfs.Hash]int)},
+	}
+	entries, err := os.ReadDir(sessionsDir)
+	if err != nil {
+		return nil, fmt.Errorf("open repo: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !validSessionID(e.Name()) {
+			continue
+		}
+		s, err := vfs.Open(ctx, r.sessionOptions(e.Name()))
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("open repo: recover session %s: %w", e.Name(), err)
+		}
+		r.sessions[e.Name()] = s
+	}
+	return r, nil
+}
+
+// Store returns the repository's store.
+func (r *Repo) Store() Store { return r.store }
+
+// Close closes every session (they stay on disk). It does not close the
+// store.
+func (r *Repo) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for _, s := range r.sessions {
+		errs = append(errs, s.Close())
+	}
+	r.sessions = map[string]*vfs.Session{}
+	return errors.Join(errs...)
+}
+
+var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// validSessionID reports whether id can name a session: 1 to 64 letters,
+// digits, '_', '.' and '-', not starting with a punctuation mark.
+func validSessionID(id string) bool { return sessionIDPattern.MatchString(id) }
+
+// NewSessionID returns a fresh random session ID.
+func NewSessionID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return "s-" + hex.EncodeToString(b[:])
+}
+
+func (r *Repo) sessionOptions(id string) vfs.Options {
+	opts := vfs.Options{
+		ID:    id,
+		Dir:   filepath.Join(r.sessionsDir, id),
+		Blobs: repoBlobs{r},
+		Clock: r.clock,
+		LoadTree: func(ctx context.Context, id string) (vfs.Tree, error) {
+			snap, err := r.Get(ctx, id)
+			if err != nil {
+				return vfs.Tree{}, err
+			}
+			return snap.Tree, nil
+		},
+	}
+	if r.policy != nil {
+		opts.Policy = r.policy(id)
+	}
+	return opts
+}
+
+// SessionOptions configure a new session.
+type SessionOptions struct {
+	// ID names the session; a random one when empty.
+	ID string
+	// Base is the snapshot the session starts from; empty when "".
+	Base string
+}
+
+// NewSession creates a session starting from opts.Base. It costs O(1) in
+// the size of the base: the tree is shared, nothing is copied.
+func (r *Repo) NewSession(ctx context.Context, opts SessionOptions) (*vfs.Session, error) {
+	id := opts.ID
+	if id == "" {
+		id = NewSessionID()
+	}
+	if !validSessionID(id) {
+		return nil, &vfs.Error{Op: "create session", Path: id, Code: vfs.CodeInvalid,
+			Msg: "session IDs are 1-64 letters, digits, '_', '.' or '-'"}
+	}
+	var base vfs.Tree
+	if opts.Base != "" {
+		snap, err := r.Get(ctx, opts.Base)
+		if err != nil {
+			return nil, err
+		}
+		base = snap.Tree
+	}
+	r.mu.Lock()
+	if _, ok := r.sessions[id]; ok {
+		r.mu.Unlock()
+		return nil, &vfs.Error{Op: "create session", Path: id, Code: vfs.CodeExists, Msg: "a session with this ID exists"}
+	}
+	r.sessions[id] = nil // reserve the ID
+	r.mu.Unlock()
+	s, err := vfs.Create(ctx, r.sessionOptions(id), base, opts.Base)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		delete(r.sessions, id)
+		return nil, fmt.Errorf("create session %s: %w", id, err)
+	}
+	r.sessions[id] = s
+	return s, nil
+}
+
+// Session returns an open session by ID.
+func (r *Repo) Session(id string) (*vfs.Session, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sessions[id]
+	if s == nil {
+		return nil, &vfs.Error{Op: "session", Path: id, Code: vfs.CodeNotFound, Msg: "no such session"}
+	}
+	return s, nil
+}
+
+// Sessions returns the open sessions, sorted by ID.
+func (r *Repo) Sessions() []*vfs.Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*vfs.Session, 0, len(r.sessions))
+	for _, s := range r.sessions {
+		if s != nil {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
+	return out
+}
+
+// DeleteSession closes a session and removes its state from disk. Its
+// snapshots stay.
+func (r *Repo) DeleteSession(id string) error {
+	r.mu.Lock()
+	s := r.sessions[id]
+	delete(r.sessions, id)
+	r.mu.Unlock()
+	if s == nil {
+		return &vfs.Error{Op: "delete session", Path: id, Code: vfs.CodeNotFound, Msg: "no such session"}
+	}
+	err := s.Close()
+	if rerr := os.RemoveAll(s.Dir()); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("remove session %s: %w", id, rerr))
+	}
+	return err
+}
+
+// pinSet counts pins on blobs, and while a garbage collection runs also
+// records every blob pinned and every snapshot recorded since it started.
+type pinSet struct {
+	mu         sync.Mutex
+	counts     map[vfs.Hash]int
+	fresh      map[vfs.Hash]struct{} // nil unless a collection runs
+	freshSnaps []*Snapshot
+}
+
+func (p *pinSet) pin(h vfs.Hash) func() {
+	p.mu.Lock()
+	p.counts[h]++
+	if p.fresh != nil {
+		p.fresh[h] = struct{}{}
+	}
+	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			if p.counts[h]--; p.counts[h] <= 0 {
+				delete(p.counts, h)
+			}
+			p.mu.Unlock()
+		})
+	}
+}
+
+// repoBlobs is the vfs.BlobStore a repository gives its sessions.
+type repoBlobs struct{ r *Repo }
+
+func (b repoBlobs) Put(ctx context.Context, rd io.Reader) (vfs.Hash, int64, func(), error) {
+	return b.r.put(ctx, Blobs, rd, PutOptions{})
+}
+
+func (b repoBlobs) Open(ctx context.Context, h vfs.Hash) (vfs.Blob, error) {
+	return b.r.store.Open(ctx, Blobs, h)
+}
+
+// put stores content and pins it, so garbage collection cannot delete it
+// before the caller references it.
+func (r *Repo) put(ctx context.Context, ns Namespace, rd io.Reader, opts PutOptions) (vfs.Hash, int64, func(), error) {
+	r.gc.RLock()
+	defer r.gc.RUnlock()
+	h, n, err := r.store.Put(ctx, ns, rd, opts)
+	if err != nil {
+		return vfs.Hash{}, 0, nil, err
+	}
+	return h, n, r.pins.pin(h), nil
+}
+
+// putManifest stores a directory manifest (deferred: the snapshot syncs the
+// store once) unless it is already stored, and pins it.
+func (r *Repo) putManifest(ctx context.Context, h vfs.Hash, b []byte) (func(), error) {
+	r.gc.RLock()
+	defer r.gc.RUnlock()
+	if _, err := r.store.Stat(ctx, Blobs, h); err != nil {
+		if !errors.Is(err, vfs.ErrNotFound) {
+			return nil, err
+		}
+		got, _, err := r.store.Put(ctx, Blobs, bytes.NewReader(b), PutOptions{Deferred: true})
+		if err != nil {
+			return nil, err
+		}
+		if got != h {
+			return nil, fmt.Errorf("manifest stored as %s, want %s", got.Short(), h.Short())
+		}
+	}
+	return r.pins.pin(h), nil
+}

@@ -1,0 +1,306 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// recordFormat names the snapshot record format.
+const recordFormat = "vfsd-snapshot/1"
+
+// Record is what a snapshot stores besides its manifests: the root
+// directory, lineage and totals. A snapshot's ID is the hash of its record.
+type Record struct {
+	Format  string   `json:"format"`
+	Root    vfs.Hash `json:"root"`      // manifest of the root directory
+	RootDir RootNode `json:"root_node"` // the root directory's own node
+	MaxIno  uint64   `json:"max_ino"`   // inode high-water mark
+	Parent  string   `json:"parent,omitempty"`
+	Label   string   `json:"label,omitempty"`
+	Session string   `json:"session,omitempty"` // the session it was taken of
+	Created int64    `json:"created"`           // Unix ms
+	Files   int64    `json:"files"`
+	Bytes   int64    `json:"bytes"`
+}
+
+// RootNode is the root directory's own metadata.
+type RootNode struct {
+	Mode    uint32 `json:"mode"`
+	Version uint64 `json:"version"`
+	Ino     uint64 `json:"ino"`
+	Created int64  `json:"created"`
+	Updated int64  `json:"updated"`
+}
+
+func rootNodeOf(n vfs.Node) RootNode {
+	return RootNode{Mode: uint32(n.Mode), Version: n.Version, Ino: n.Ino, Created: n.Created, Updated: n.Updated}
+}
+
+func (r RootNode) node() vfs.Node {
+	return vfs.Node{Kind: vfs.KindDir, Mode: fs.FileMode(r.Mode) & fs.ModePerm, Version: r.Version, Ino: r.Ino, Created: r.Created, Updated: r.Updated}
+}
+
+// CreatedAt returns the record's creation time in UTC.
+func (r Record) CreatedAt() time.Time { return time.UnixMilli(r.Created).UTC() }
+
+// Snapshot is a loaded snapshot: its record and its tree, in which every
+// file's content is a blob. Snapshots are immutable.
+type Snapshot struct {
+	ID     string
+	Record Record
+	Tree   vfs.Tree
+	dirs   dirHashes
+}
+
+// errSnapshotNotFound reports an unknown snapshot ID.
+func errSnapshotNotFound(id string) error {
+	return &vfs.Error{Op: "snapshot", Path: id, Code: vfs.CodeNotFound, Msg: "no such snapshot"}
+}
+
+// Get returns the snapshot with the given ID (full hex form), loading its
+// manifests on first use. Later calls return the cached, shared tree.
+func (r *Repo) Get(ctx context.Context, id string) (*Snapshot, error) {
+	r.mu.Lock()
+	snap := r.snaps[id]
+	r.mu.Unlock()
+	if snap != nil {
+		return snap, nil
+	}
+	h, err := vfs.ParseHash(id)
+	if err != nil {
+		return nil, &vfs.Error{Op: "snapshot", Path: id, Code: vfs.CodeInvalid, Msg: "not a snapshot ID (64 hex digits)"}
+	}
+	b, err := r.readObject(ctx, Records, h)
+	if errors.Is(err, vfs.ErrNotFound) {
+		return nil, errSnapshotNotFound(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
+	}
+	var rec Record
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Format != recordFormat {
+		return nil, fmt.Errorf("load snapshot %s: not a %s record", h.Short(), recordFormat)
+	}
+	tree, dirs, err := r.loadTree(ctx, rec.RootDir.node(), rec.Root, rec.MaxIno)
+	if err != nil {
+		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
+	}
+	return r.cache(&Snapshot{ID: id, Record: rec, Tree: tree, dirs: dirs}), nil
+}
+
+// cache keeps a loaded snapshot, returning the one already cached if
+// another goroutine won the race.
+func (r *Repo) cache(snap *Snapshot) *Snapshot {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cur := r.snaps[snap.ID]; cur != nil {
+		return cur
+	}
+	r.snaps[snap.ID] = snap
+	return snap
+}
+
+// Resolve turns a full snapshot ID or a unique prefix of one (at least 4
+// hex digits) into a full ID.
+func (r *Repo) Resolve(ctx context.Context, prefix string) (string, error) {
+	prefix = strings.ToLower(prefix)
+	if len(prefix) == 2*vfs.HashSize {
+		return prefix, nil
+	}
+	if len(prefix) < 4 {
+		return "", &vfs.Error{Op: "snapshot", Path: prefix, Code: vfs.CodeInvalid, Msg: "give at least 4 hex digits of the snapshot ID"}
+	}
+	var found []string
+	err := r.store.List(ctx, Records, func(h vfs.Hash, _ int64) error {
+		if s := h.String(); strings.HasPrefix(s, prefix) {
+			found = append(found, s)
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return "", err
+	case len(found) == 0:
+		return "", errSnapshotNotFound(prefix)
+	case len(found) > 1:
+		return "", &vfs.Error{Op: "snapshot", Path: prefix, Code: vfs.CodeInvalid, Msg: "ambiguous prefix; give more hex digits"}
+	}
+	return found[0], nil
+}
+
+// List returns the records of all snapshots, newest first.
+func (r *Repo) List(ctx context.Context) ([]*Snapshot, error) {
+	var ids []string
+	if err := r.store.List(ctx, Records, func(h vfs.Hash, _ int64) error {
+		ids = append(ids, h.String())
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	out := make([]*Snapshot, 0, len(ids))
+	for _, id := range ids {
+		snap, err := r.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, snap)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Record.Created != out[j].Record.Created {
+			return out[i].Record.Created > out[j].Record.Created
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+// Snapshot records the session's current state as a new snapshot and makes
+// it the session's reference for the next one. Its cost grows with what
+// changed since the session's last snapshot (or restore), not with the
+// workspace: only changed content is hashed and only the directories on the
+// paths to changes get new manifests. The session keeps serving reads and
+// writes meanwhile.
+func (r *Repo) Snapshot(ctx context.Context, s *vfs.Session, label string) (*Snapshot, error) {
+	f, err := s.Freeze(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", s.ID(), err)
+	}
+	defer f.Release()
+	snap, err := r.record(ctx, f, label, s.ID())
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", s.ID(), err)
+	}
+	if err := s.MarkSnapshot(ctx, f, snap.ID); err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", s.ID(), err)
+	}
+	return snap, nil
+}
+
+// frozenManifests computes the directory hashes of a frozen tree from those
+// of its reference snapshot; dry computes without storing. The caller
+// releases the writer.
+func (r *Repo) frozenManifests(ctx context.Context, f *vfs.Frozen, dry bool) (*manifestWriter, dirHashes, error) {
+	prev := newDirHashes()
+	changes := f.Changes
+	if f.Ref != "" {
+		ref, err := r.Get(ctx, f.Ref)
+		switch {
+		case err == nil:
+			prev = ref.dirs
+		case errors.Is(err, vfs.ErrNotFound):
+			changes = []vfs.Change{{Path: vfs.Root, Subtree: true}} // reference gone: hash all
+		default:
+			return nil, nil, err
+		}
+	} else {
+		changes = []vfs.Change{{Path: vfs.Root, Subtree: true}}
+	}
+	w := &manifestWriter{r: r, tree: f.Tree, dry: dry}
+	dirs, err := w.update(ctx, prev, changes)
+	if err != nil {
+		w.release()
+		return nil, nil, err
+	}
+	return w, dirs, nil
+}
+
+// record writes the manifests and the record of a frozen tree.
+func (r *Repo) record(ctx context.Context, f *vfs.Frozen, label, session string) (*Snapshot, error) {
+	w, dirs, err := r.frozenManifests(ctx, f, false)
+	if err != nil {
+		return nil, err
+	}
+	defer w.release()
+	return r.writeRecord(ctx, f.Tree, dirs, Record{Parent: f.Ref, Label: label, Session: session}, w.puts > 0)
+}
+
+// writeRecord stores a snapshot record for tree, whose directory hashes are
+// dirs, after making the manifests durable.
+func (r *Repo) writeRecord(ctx context.Context, tree vfs.Tree, dirs dirHashes, rec Record, syncStore bool) (*Snapshot, error) {
+	if syncStore {
+		if err := r.store.Sync(ctx); err != nil {
+			return nil, fmt.Errorf("sync manifests: %w", err)
+		}
+	}
+	root, _ := dirs.Get(vfs.Root)
+	rootNode, _ := tree.Get(vfs.Root)
+	rec.Format, rec.Root, rec.RootDir, rec.MaxIno = recordFormat, root, rootNodeOf(rootNode), tree.MaxIno()
+	rec.Created, rec.Files, rec.Bytes = r.clock().UnixMilli(), tree.Files(), tree.Bytes()
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("encode snapshot record: %w", err)
+	}
+	h, _, unpin, err := r.put(ctx, Records, bytes.NewReader(b), PutOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("store snapshot record: %w", err)
+	}
+	defer unpin()
+	snap := r.cache(&Snapshot{ID: h.String(), Record: rec, Tree: tree, dirs: dirs})
+	r.pins.mu.Lock()
+	if r.pins.fresh != nil {
+		// A collection is running and may have listed the snapshots
+		// already: have it mark this one before it deletes anything.
+		r.pins.freshSnaps = append(r.pins.freshSnaps, snap)
+	}
+	r.pins.mu.Unlock()
+	return snap, nil
+}
+
+// CommitTree records tree — whose files must all be blobs, as a host import
+// builds it — as a new snapshot, writing every manifest.
+func (r *Repo) CommitTree(ctx context.Context, tree vfs.Tree, label string) (*Snapshot, error) {
+	w := &manifestWriter{r: r, tree: tree}
+	defer w.release()
+	dirs, err := w.update(ctx, newDirHashes(), []vfs.Change{{Path: vfs.Root, Subtree: true}})
+	if err != nil {
+		return nil, fmt.Errorf("commit tree: %w", err)
+	}
+	return r.writeRecord(ctx, tree, dirs, Record{Label: label}, w.puts > 0)
+}
+
+// Restore returns the session to snapshot id. It costs O(1) in the size of
+// the workspace: the session adopts the snapshot's tree, sharing every node
+// and blob.
+func (r *Repo) Restore(ctx context.Context, s *vfs.Session, id string) error {
+	snap, err := r.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	return s.ResetTo(ctx, snap.Tree, snap.ID)
+}
+
+// Source names what to fork, diff or materialize: a snapshot or a live
+// session. Exactly one field is set.
+type Source struct {
+	Snapshot string
+	Session  *vfs.Session
+}
+
+// Fork creates a new session from a snapshot, or from a live session's
+// current state (which is snapshotted first, at the cost of what changed
+// since its last snapshot). The fork and its origin are isolated from then
+// on. opts.Base is ignored.
+func (r *Repo) Fork(ctx context.Context, src Source, opts SessionOptions) (*vfs.Session, error) {
+	id := src.Snapshot
+	if src.Session != nil {
+		snap, err := r.Snapshot(ctx, src.Session, "fork")
+		if err != nil {
+			return nil, err
+		}
+		id = snap.ID
+	}
+	if id == "" {
+		return nil, &vfs.Error{Op: "fork", Code: vfs.CodeInvalid, Msg: "name a snapshot or a session to fork"}
+	}
+	opts.Base = id
+	return r.NewSession(ctx, opts)
+}
