@@ -10,9 +10,13 @@ import (
 // new content, read existing content. The snapshot package provides it.
 type BlobStore interface {
 	// Put stores r's content and returns its hash and size. The blob is
-	// pinned against garbage collection until unpin is called; callers unpin
-	// once a tree references the blob, or once they no longer need it.
-	Put(ctx context.Context, r io.Reader) (h Hash, size int64, unpin func(), err error)
+	// durable when Put returns, unless deferred: then only after the next
+	// Sync. It is pinned against garbage collection until unpin is called;
+	// callers unpin once a tree references the blob, or once they no longer
+	// need it.
+	Put(ctx context.Context, r io.Reader, deferred bool) (h Hash, size int64, unpin func(), err error)
+	// Sync makes every blob put so far durable.
+	Sync(ctx context.Context) error
 	// Open returns a reader for the blob with hash h. Its error matches
 	// ErrNotFound when no such blob exists.
 	Open(ctx context.Context, h Hash) (Blob, error)

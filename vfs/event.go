@@ -19,6 +19,10 @@ const (
 	OpCommit      Op = "commit"      // a copied-up file's content changed through a handle
 	OpSeal        Op = "seal"        // copied-up files sealed into blobs, content unchanged
 	OpSnapshotted Op = "snapshotted" // a snapshot of the session was recorded
+	// OpRestore replaces the whole tree with snapshot Snapshot's. The session
+	// applies it (Reduce cannot: it needs the snapshot's tree), and sends it
+	// to subscribers after Reset and restores.
+	OpRestore Op = "restore"
 )
 
 // Event is one change to a session. Events carry every input the reducer
@@ -78,6 +82,8 @@ func (e *Event) Changes() []Change {
 	switch e.Op {
 	case OpSeal, OpSnapshotted:
 		return nil
+	case OpRestore:
+		return []Change{{Path: Root, Subtree: true}}
 	case OpRename:
 		return []Change{{Path: e.Path, Subtree: true}, {Path: e.To, Subtree: true}}
 	case OpRemove:
@@ -85,6 +91,3 @@ func (e *Event) Changes() []Change {
 	}
 	return []Change{{Path: e.Path}}
 }
-
-// ModifiesTree reports whether e can change a Tree (every op but snapshotted).
-func (e *Event) ModifiesTree() bool { return e.Op != OpSnapshotted }

@@ -3,11 +3,9 @@ package vfs
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
+	"runtime"
 	"slices"
-	"strconv"
-	"time"
+	"sync"
 )
 
 // Frozen is a session's state captured for a snapshot: its tree with every
@@ -19,6 +17,7 @@ type Frozen struct {
 	Ref     string   // the snapshot Changes are relative to ("" = the empty tree)
 	Changes []Change // what changed since Ref, in path order
 	Seq     uint64   // the last event Tree includes
+	epoch   uint64   // the session's last restore when frozen
 	s       *Session
 	unpins  []func()
 }
@@ -64,20 +63,13 @@ func (s *Session) Freeze(ctx context.Context) (*Frozen, error) {
 	}()
 
 	e := &Event{Op: OpSeal, Time: s.now()}
-	for _, ff := range files {
-		sn := &sniffer{r: readerOf(ff.rd)}
-		h, size, unpin, err := s.opts.Blobs.Put(ctx, sn)
-		if err != nil {
-			f.Release()
-			return nil, ioErr("snapshot", ff.path, err)
-		}
-		f.unpins = append(f.unpins, unpin)
-		if size != ff.node.Size {
-			f.Release()
-			return nil, ioErr("snapshot", ff.path, fmt.Errorf("upper file is %d bytes, committed size is %d", size, ff.node.Size))
-		}
-		e.Seals = append(e.Seals, Seal{Path: ff.path, Ino: ff.node.Ino, Upper: ff.node.Upper, Blob: h, Encoding: sn.encoding()})
+	seals, unpins, err := s.sealAll(ctx, files)
+	f.unpins = append(f.unpins, unpins...)
+	if err != nil {
+		f.Release()
+		return nil, err
 	}
+	e.Seals = seals
 	f.Tree = reduceSeal(f.Tree, e)
 	s.mu.Lock()
 	s.frozen[f] = struct{}{}
@@ -94,6 +86,57 @@ func (s *Session) Freeze(ctx context.Context) (*Frozen, error) {
 		s.notify(seq, e)
 	}
 	return f, nil
+}
+
+// sealAll hashes frozen upper files into the blob store, several at a time,
+// deferring durability to one Sync at the end.
+func (s *Session) sealAll(ctx context.Context, files []frozenFile) ([]Seal, []func(), error) {
+	seals := make([]Seal, len(files))
+	unpins := make([]func(), len(files))
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	work := make(chan int)
+	for range min(len(files), 2*runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := range work {
+				ff := files[i]
+				sn := &sniffer{r: readerOf(ff.rd)}
+				h, size, unpin, err := s.opts.Blobs.Put(ctx, sn, true)
+				if err == nil && size != ff.node.Size {
+					unpin()
+					err = fmt.Errorf("upper file is %d bytes, committed size is %d", size, ff.node.Size)
+				}
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = ioErr("snapshot", ff.path, err)
+					}
+					mu.Unlock()
+					continue
+				}
+				unpins[i] = unpin
+				seals[i] = Seal{Path: ff.path, Ino: ff.node.Ino, Upper: ff.node.Upper, Blob: h, Encoding: sn.encoding()}
+			}
+		})
+	}
+	for i := range files {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	unpins = slices.DeleteFunc(unpins, func(u func()) bool { return u == nil })
+	if firstErr != nil {
+		return nil, unpins, firstErr
+	}
+	if len(files) > 0 {
+		if err := s.opts.Blobs.Sync(ctx); err != nil {
+			return nil, unpins, ioErr("snapshot", Root, err)
+		}
+	}
+	return seals, unpins, nil
 }
 
 // freezeUppers is Freeze's first phase, under the session lock: commit
@@ -123,7 +166,7 @@ func (s *Session) freezeUppers() ([]frozenFile, *Frozen, error) {
 		}
 		files = append(files, frozenFile{path: p, node: n, rd: rd})
 	}
-	f := &Frozen{Tree: s.tree, Ref: s.ref, Seq: s.seq, Changes: make([]Change, 0, len(s.dirty)), s: s}
+	f := &Frozen{Tree: s.tree, Ref: s.ref, Seq: s.seq, Changes: make([]Change, 0, len(s.dirty)), epoch: s.restoreSeq, s: s}
 	for p, m := range s.dirty {
 		f.Changes = append(f.Changes, Change{Path: p, Subtree: m.subtree})
 	}
@@ -167,41 +210,44 @@ func (s *Session) upperNodesLocked() map[Path]Node {
 
 // MarkSnapshot records that snapshot id holds the session as f captured it:
 // the changes f reported are no longer pending, and the next Freeze reports
-// changes relative to id.
+// changes relative to id. If the session was restored since f was frozen,
+// the snapshot no longer describes its lineage and nothing is recorded.
 func (s *Session) MarkSnapshot(ctx context.Context, f *Frozen, id string) error {
 	_, _, err := s.mutate(ctx, "snapshot", func(Tree) (*Event, error) {
+		if s.restoreSeq != f.epoch {
+			return nil, nil
+		}
 		return &Event{Op: OpSnapshotted, Snapshot: id, Seq: f.Seq, Time: s.now()}, nil
 	})
 	return err
 }
 
 // ResetTo replaces the session's whole state with tree t, the tree of
-// snapshot id: the journal starts afresh over it and the upper directory is
-// emptied. It costs O(1) in the size of the workspace (plus the files
-// written since). Open handles on files that t still holds, at the same path
-// with the same inode, stay attached; others are detached.
+// snapshot id, and empties the upper directory. It costs O(1) in the size of
+// the workspace (plus removing the files written through handles since the
+// last snapshot): one journal record, no copying. Open handles on files that
+// t still holds, at the same path with the same inode, stay attached;
+// others are detached.
 func (s *Session) ResetTo(ctx context.Context, t Tree, id string) error {
 	const op = "restore"
 	if !t.Valid() {
 		return newErr(CodeInvalid, op, Root, "tree is not initialised")
 	}
 	s.freezeMu.Lock()
-	defer s.freezeMu.Unlock()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		s.freezeMu.Unlock()
 		return closedErr(op)
 	}
-	hdr := s.header
-	hdr.Base = id
-	// The new journal is the commit point: a crash before it leaves the old
-	// state, after it the new one (recovery removes stale upper files).
-	j, err := createJournal(filepath.Join(s.opts.Dir, journalName), hdr)
+	e := &Event{Op: OpRestore, Path: Root, Snapshot: id, Time: s.now()}
+	seq, err := s.journal.Append(e)
 	if err != nil {
 		s.mu.Unlock()
+		s.freezeMu.Unlock()
 		return ioErr(op, Root, err)
 	}
-	old, oldJournal := s.tree, s.journal
+	old := s.tree
 	for _, hs := range s.handles {
 		for _, h := range hs {
 			if n, ok := t.Get(h.path); !ok || n.Ino != h.ino {
@@ -219,38 +265,21 @@ func (s *Session) ResetTo(ctx context.Context, t Tree, id string) error {
 	for id := range s.uppers {
 		s.dropUpperLocked(id)
 	}
-	trash := s.renewUpperDirLocked()
-	s.tree, s.seq, s.ref, s.header, s.journal = t, 0, id, hdr, j
-	clear(s.dirty)
+	s.restoredLocked(t, id, seq)
 	s.mu.Unlock()
-
-	oldJournal.Close()
-	go j.flushEvery(s.opts.FlushInterval)
-	if trash != "" {
-		_ = os.RemoveAll(trash)
-	}
-	s.notify(0, &Event{Op: OpReset, Path: Root, Snapshot: id, Time: s.now()})
-	return nil
+	s.freezeMu.Unlock()
+	return s.commit(ctx, seq, e)
 }
 
-// renewUpperDirLocked moves the upper directory aside and starts an empty
-// one, returning the old one's new name for removal ("" if it could not be
-// moved, in which case its files were removed one by one as they were
-// dropped).
-func (s *Session) renewUpperDirLocked() string {
-	trash := s.upperDir + ".old-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	if err := os.Rename(s.upperDir, trash); err != nil {
-		return ""
-	}
-	if err := os.Mkdir(s.upperDir, 0o700); err != nil {
-		_ = os.Rename(trash, s.upperDir)
-		return ""
-	}
-	return trash
+// restoredLocked installs a restored tree: the session's reference is now
+// the restored snapshot and nothing is dirty relative to it.
+func (s *Session) restoredLocked(t Tree, id string, seq uint64) {
+	s.tree, s.seq, s.ref, s.restoreSeq = t, seq, id, seq
+	clear(s.dirty)
 }
 
 // Reset returns the session to its initial state — the snapshot it was
-// created from — with a fresh upper directory.
+// created from — with an empty upper directory.
 func (s *Session) Reset(ctx context.Context) error {
 	s.mu.RLock()
 	hdr := s.header
@@ -259,5 +288,10 @@ func (s *Session) Reset(ctx context.Context) error {
 	if err != nil {
 		return ioErr("reset", Root, fmt.Errorf("load initial snapshot %q: %w", hdr.Initial, err))
 	}
-	return s.ResetTo(ctx, t, hdr.Initial)
+	if err := s.ResetTo(ctx, t, hdr.Initial); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.removeStrayUppersLocked()
 }

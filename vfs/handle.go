@@ -2,7 +2,6 @@ package vfs
 
 import (
 	"context"
-	"io"
 	"io/fs"
 	"os"
 )
@@ -47,11 +46,6 @@ func (s *Session) OpenFile(ctx context.Context, p Path, flag int, perm fs.FileMo
 	}
 	if err := s.check(op, access, p); err != nil {
 		return nil, err
-	}
-	if flag&os.O_CREATE != 0 {
-		if err := s.ensureEmptyBlob(ctx); err != nil {
-			return nil, err
-		}
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -99,25 +93,6 @@ func (s *Session) OpenFile(ctx context.Context, p Path, flag int, perm fs.FileMo
 	}
 	return h, nil
 }
-
-// ensureEmptyBlob stores the empty blob that new files point at.
-func (s *Session) ensureEmptyBlob(ctx context.Context) error {
-	s.emptyOnce.Do(func() {
-		_, _, unpin, err := s.opts.Blobs.Put(ctx, eofReader{})
-		if err == nil {
-			unpin()
-		}
-		s.emptyErr = err
-	})
-	if s.emptyErr != nil {
-		return ioErr("create", Root, s.emptyErr)
-	}
-	return nil
-}
-
-type eofReader struct{}
-
-func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 // Path returns the handle's current path (it follows renames). For a
 // detached handle, it is the path the file had.
@@ -197,7 +172,11 @@ func (h *Handle) ReadAt(p []byte, off int64) (int, error) {
 		if uf.closed {
 			return 0, &Error{Op: op, Path: h.path.String(), Code: CodeStale, Msg: "file changed while reading; retry"}
 		}
-		return uf.f.ReadAt(p, off)
+		f, err := uf.file()
+		if err != nil {
+			return 0, ioErr(op, h.path, err)
+		}
+		return f.ReadAt(p, off)
 	}
 	b, err := s.openSourceLocked(context.Background(), src)
 	s.mu.RUnlock()
@@ -219,10 +198,14 @@ func (h *Handle) WriteAt(p []byte, off int64) (int, error) {
 		return 0, err
 	}
 	defer uf.mu.RUnlock()
+	f, err := uf.file()
+	if err != nil {
+		return 0, ioErr("write", h.Path(), err)
+	}
 	if h.flags&os.O_APPEND != 0 {
 		off = uf.size.Load()
 	}
-	n, err := uf.f.WriteAt(p, off)
+	n, err := f.WriteAt(p, off)
 	if n > 0 {
 		uf.noteWrite(off + int64(n))
 	}
@@ -333,7 +316,10 @@ func (h *Handle) Truncate(size int64) error {
 			s.mu.Unlock()
 			continue
 		}
-		err = uf.f.Truncate(size)
+		var f *os.File
+		if f, err = uf.file(); err == nil {
+			err = f.Truncate(size)
+		}
 		if err == nil {
 			uf.size.Store(size)
 			uf.dirty.Store(true)
@@ -385,7 +371,11 @@ func (s *Session) commitUpperLocked(op string, p Path, ino uint64, uf *upperFile
 	if !uf.dirty.Load() || uf.closed {
 		return 0, nil, nil
 	}
-	fi, err := uf.f.Stat()
+	f, err := uf.file()
+	if err != nil {
+		return 0, nil, ioErr(op, p, err)
+	}
+	fi, err := f.Stat()
 	if err != nil {
 		return 0, nil, ioErr(op, p, err)
 	}
@@ -413,7 +403,10 @@ func (h *Handle) Sync() error {
 		s.mu.RUnlock()
 		var err error
 		if !uf.closed {
-			err = uf.f.Sync()
+			var f *os.File
+			if f, err = uf.file(); err == nil {
+				err = f.Sync()
+			}
 		}
 		uf.mu.RUnlock()
 		if err != nil {

@@ -55,27 +55,36 @@ type Journal struct {
 	stop     chan struct{} // closes the background flusher
 }
 
-// createJournal atomically writes a new journal holding only its header,
-// replacing any journal at path, and opens it for appending.
-func createJournal(path string, h JournalHeader) (*Journal, error) {
+// createJournal atomically writes a new journal — header, then events,
+// whose snapshotted sequence numbers are lowered by shift — replacing any
+// journal at path, and opens it for appending.
+func createJournal(path string, h JournalHeader, events []*Event, shift uint64) (*Journal, error) {
 	h.Format = journalFormat
 	payload, err := json.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("encode journal header: %w", err)
+	}
+	buf := frame(payload)
+	for _, e := range events {
+		if e.Op == OpSnapshotted {
+			c := *e
+			c.Seq -= shift
+			e = &c
+		}
+		p, err := json.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("encode journal event: %w", err)
+		}
+		buf = append(buf, frame(p)...)
 	}
 	tmp := path + ".new"
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create journal: %w", err)
 	}
-	rec := frame(payload)
-	if _, err := f.Write(rec); err != nil {
+	if err := writeSync(f, buf); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("write journal header: %w", err)
-	}
-	if err := unix.Fdatasync(int(f.Fd())); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("sync journal header: %w", err)
+		return nil, err
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		f.Close()
@@ -85,7 +94,63 @@ func createJournal(path string, h JournalHeader) (*Journal, error) {
 		f.Close()
 		return nil, err
 	}
+	return newJournal(path, f, int64(len(buf)), uint64(len(events))), nil
+}
+
+// startJournal writes the header into the empty journal file at path (laid
+// out by PrepareDir) and opens it for appending. A crash part-way leaves a
+// torn header, which ReadHeader reports as no session.
+func startJournal(path string, h JournalHeader) (*Journal, error) {
+	h.Format = journalFormat
+	payload, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("encode journal header: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	rec := frame(payload)
+	if err := writeSync(f, rec); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return newJournal(path, f, int64(len(rec)), 0), nil
+}
+
+func writeSync(f *os.File, b []byte) error {
+	if _, err := f.Write(b); err != nil {
+		return fmt.Errorf("write journal: %w", err)
+	}
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		return fmt.Errorf("sync journal: %w", err)
+	}
+	return nil
+}
+
+// readHeader reads the header of the journal at path; a missing, empty or
+// torn header is ErrNoSession.
+func readHeader(path string) (JournalHeader, error) {
+	var h JournalHeader
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return h, fmt.Errorf("%s: %w", path, ErrNoSession)
+	}
+	if err != nil {
+		return h, fmt.Errorf("open journal: %w", err)
+	}
+	defer f.Close()
+	payload, _, err := readRecord(bufio.NewReaderSize(f, 4096))
+	if err == io.EOF || err == errTorn {
+		return h, fmt.Errorf("%s: %w", path, ErrNoSession)
+	}
+	if err != nil {
+		return h, fmt.Errorf("read journal header: %w", err)
+	}
+	if err := json.Unmarshal(payload, &h); err != nil || h.Format != journalFormat {
+		return h, fmt.Errorf("journal %s: not a %s header", path, journalFormat)
+	}
+	return h, nil
 }
 
 func newJournal(path string, f *os.File, size int64, events uint64) *Journal {

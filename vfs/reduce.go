@@ -40,6 +40,8 @@ func Reduce(t Tree, e *Event) (Tree, error) {
 		return reduceSeal(t, e), nil
 	case OpSnapshotted:
 		return t, nil
+	case OpRestore:
+		return Tree{}, newErr(CodeInvalid, "", e.Path, "restore events are applied by the session, which loads the snapshot's tree")
 	}
 	return Tree{}, newErr(CodeInvalid, "", e.Path, fmt.Sprintf("unknown event op %q", e.Op))
 }
@@ -56,18 +58,35 @@ func checkParent(t Tree, p Path, create bool, now int64) (Tree, error) {
 		return t, nil
 	}
 	if !create {
-		// Report the first missing or non-directory ancestor precisely.
-		var err error = newErr(CodeNotFound, "", parent, "parent directory does not exist; create it first or pass create_parents")
-		parent.Ancestors(func(a Path) bool {
-			an, ok := t.Get(a)
-			if ok && !an.IsDir() {
-				err = newErr(CodeNotDir, "", a, "is not a directory")
-			}
-			return !ok
-		})
-		return t, err
+		if err := ancestorNotDir(t, parent); err != nil {
+			return t, err
+		}
+		return t, newErr(CodeNotFound, "", parent, "parent directory does not exist; create it first or pass create_parents")
 	}
 	return mkdirAll(t, parent, DefaultDirMode, now)
+}
+
+// missing explains why p is not in t: an ancestor that is not a directory
+// (not_directory, as ENOTDIR), or plain absence (not_found).
+func missing(t Tree, p Path) error {
+	if err := ancestorNotDir(t, p); err != nil {
+		return err
+	}
+	return newErr(CodeNotFound, "", p, "does not exist")
+}
+
+// ancestorNotDir returns a not_directory error naming the nearest existing
+// ancestor of p (p excluded) when that ancestor is not a directory.
+func ancestorNotDir(t Tree, p Path) error {
+	var err error
+	p.Ancestors(func(a Path) bool {
+		n, ok := t.Get(a)
+		if ok && !n.IsDir() {
+			err = newErr(CodeNotDir, "", a, fmt.Sprintf("is a %s, not a directory, so %s cannot exist", n.Kind, p))
+		}
+		return !ok
+	})
+	return err
 }
 
 // mkdirAll creates dir and its missing ancestors.
@@ -134,7 +153,7 @@ func reduceWrite(t Tree, e *Event) (Tree, error) {
 		return t.set(p, n), nil
 	}
 	if e.MustExist {
-		return Tree{}, newErr(CodeNotFound, "", p, "does not exist")
+		return Tree{}, missing(t, p)
 	}
 	if e.IfVersion != nil && *e.IfVersion != 0 {
 		return Tree{}, newErr(CodeConflict, "", p, fmt.Sprintf("does not exist, but version %d was expected", *e.IfVersion))
@@ -195,7 +214,7 @@ func reduceRemove(t Tree, e *Event) (Tree, error) {
 	}
 	n, ok := t.Get(p)
 	if !ok {
-		return Tree{}, newErr(CodeNotFound, "", p, "does not exist")
+		return Tree{}, missing(t, p)
 	}
 	switch {
 	case e.WantKind == KindFile && n.IsDir():
@@ -235,7 +254,7 @@ func checkMove(t Tree, e *Event) (Node, error) {
 	}
 	n, ok := t.Get(from)
 	if !ok {
-		return Node{}, newErr(CodeNotFound, "", from, "does not exist")
+		return Node{}, missing(t, from)
 	}
 	if from != to && (to.HasPrefix(from) || (e.Exchange && from.HasPrefix(to))) {
 		return Node{}, newErr(CodeInvalid, "", to, fmt.Sprintf("cannot move %s inside itself", from))
@@ -290,7 +309,7 @@ func reduceExchange(t Tree, e *Event) (Tree, error) {
 	}
 	a, b := e.Path, e.To
 	if _, ok := t.Get(b); !ok {
-		return Tree{}, newErr(CodeNotFound, "", b, "does not exist; exchange needs two existing paths")
+		return Tree{}, missing(t, b)
 	}
 	if a == b {
 		return t, nil
@@ -321,7 +340,7 @@ func reduceExchange(t Tree, e *Event) (Tree, error) {
 func reduceAttr(t Tree, e *Event, set func(*Node) error) (Tree, error) {
 	n, ok := t.Get(e.Path)
 	if !ok {
-		return Tree{}, newErr(CodeNotFound, "", e.Path, "does not exist")
+		return Tree{}, missing(t, e.Path)
 	}
 	if set != nil {
 		if err := set(&n); err != nil {
@@ -339,7 +358,7 @@ func reduceAttr(t Tree, e *Event, set func(*Node) error) (Tree, error) {
 func reduceUpper(t Tree, e *Event) (Tree, error) {
 	n, ok := t.Get(e.Path)
 	if !ok {
-		return Tree{}, newErr(CodeNotFound, "", e.Path, "does not exist")
+		return Tree{}, missing(t, e.Path)
 	}
 	if !n.IsFile() {
 		return Tree{}, newErr(CodeInvalid, "", e.Path, "is not a regular file")

@@ -61,24 +61,22 @@ type Session struct {
 
 	freezeMu sync.Mutex
 
-	mu       sync.RWMutex
-	closed   bool
-	tree     Tree
-	header   JournalHeader
-	journal  *Journal
-	seq      uint64                // sequence number of the last applied event
-	ref      string                // snapshot the dirty set is relative to
-	dirty    map[Path]dirtyMark    // what changed since ref
-	uppers   map[uint64]*upperFile // upper files the tree references
-	upperSeq atomic.Uint64         // last upper file number handed out
-	handles  map[uint64][]*Handle  // open handles by inode
-	detached map[*Handle]struct{}  // open handles whose file left the tree
-	frozen   map[*Frozen]struct{}  // frozen trees not yet released
-	subs     map[int]func(Notice)
-	subSeq   int
-
-	emptyOnce sync.Once // the empty blob new files point at is stored
-	emptyErr  error
+	mu         sync.RWMutex
+	closed     bool
+	tree       Tree
+	header     JournalHeader
+	journal    *Journal
+	seq        uint64                // sequence number of the last applied event
+	restoreSeq uint64                // sequence number of the last restore event
+	ref        string                // snapshot the dirty set is relative to
+	dirty      map[Path]dirtyMark    // what changed since ref
+	uppers     map[uint64]*upperFile // upper files the tree references
+	upperSeq   atomic.Uint64         // last upper file number handed out
+	handles    map[uint64][]*Handle  // open handles by inode
+	detached   map[*Handle]struct{}  // open handles whose file left the tree
+	frozen     map[*Frozen]struct{}  // frozen trees not yet released
+	subs       map[int]func(Notice)
+	subSeq     int
 }
 
 // dirtyMark records the last event that changed a path since the session's
@@ -93,10 +91,6 @@ type Notice struct {
 	Seq   uint64
 	Event *Event
 }
-
-// OpReset is the Op of the Notice sent when a session's whole tree is
-// replaced (Reset, or a restore through ResetTo). It is never journaled.
-const OpReset Op = "reset"
 
 type relaxedKey struct{}
 
@@ -148,11 +142,35 @@ func newSession(opts Options) *Session {
 	}
 }
 
-// Create makes a new session in opts.Dir (which must not exist or be empty)
-// whose base — and initial state, for Reset — is base, the tree of snapshot
-// baseID. With baseID "" the session starts empty and base is ignored: its
-// root is created at the session's creation time, as Open will recreate it.
-// It costs O(1): the tree is shared, not copied.
+// PrepareDir lays out an empty session directory — the directory, its
+// upper directory and an empty journal — and makes it durable, so that
+// Create can later start a session there with a single write. Creating files
+// is the slow part of starting a session; a pool of prepared directories
+// takes it off the path of fork.
+func PrepareDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return fmt.Errorf("prepare session dir: %w", err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, upperName), 0o700); err != nil {
+		return fmt.Errorf("prepare session dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, journalName), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("prepare session dir: %w", err)
+	}
+	f.Close()
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(dir))
+}
+
+// Create starts a new session in opts.Dir, which must not exist, be empty,
+// or have been laid out by PrepareDir. Its base — and initial state, for
+// Reset — is base, the tree of snapshot baseID. With baseID "" the session
+// starts empty and base is ignored: its root is created at the session's
+// creation time, as Open will recreate it. Create costs O(1): the tree is
+// shared, not copied; in a prepared directory it is one journal write.
 func Create(ctx context.Context, opts Options, base Tree, baseID string) (*Session, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
@@ -160,24 +178,19 @@ func Create(ctx context.Context, opts Options, base Tree, baseID string) (*Sessi
 	if baseID != "" && !base.Valid() {
 		return nil, errors.New("create session: base tree is not initialised")
 	}
-	if err := os.Mkdir(opts.Dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return nil, fmt.Errorf("create session dir: %w", err)
-	}
-	if entries, err := os.ReadDir(opts.Dir); err != nil || len(entries) > 0 {
-		return nil, fmt.Errorf("create session: %s must be empty", opts.Dir)
+	if !IsPrepared(opts.Dir) {
+		if err := os.Remove(opts.Dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("create session: %s must not exist, be empty or be prepared: %w", opts.Dir, err)
+		}
+		if err := PrepareDir(opts.Dir); err != nil {
+			return nil, err
+		}
 	}
 	s := newSession(opts)
-	if err := os.Mkdir(s.upperDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create upper dir: %w", err)
-	}
 	s.header = JournalHeader{Session: opts.ID, Base: baseID, Initial: baseID, Created: millis(opts.Clock())}
-	j, err := createJournal(filepath.Join(opts.Dir, journalName), s.header)
+	j, err := startJournal(filepath.Join(opts.Dir, journalName), s.header)
 	if err != nil {
-		return nil, err
-	}
-	if err := syncDir(filepath.Dir(opts.Dir)); err != nil {
-		j.Close()
-		return nil, err
+		return nil, fmt.Errorf("create session: %w", err)
 	}
 	if baseID == "" {
 		base = EmptyTree(s.header.Created)
@@ -187,10 +200,43 @@ func Create(ctx context.Context, opts Options, base Tree, baseID string) (*Sessi
 	return s, nil
 }
 
+// IsPrepared reports whether dir was laid out by PrepareDir and not used.
+func IsPrepared(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, journalName))
+	if err != nil || fi.Size() != 0 {
+		return false
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, upperName))
+	return err == nil && len(entries) == 0
+}
+
+// ReadHeader returns the journal header of the session in dir. A directory
+// whose journal has no complete header holds no session — it was prepared,
+// or its creation never completed — and the error matches ErrNoSession.
+func ReadHeader(dir string) (JournalHeader, error) {
+	return readHeader(filepath.Join(dir, journalName))
+}
+
+// ErrNoSession is returned by ReadHeader and Open for a directory that
+// holds no session.
+var ErrNoSession = errors.New("no session in this directory")
+
 // Open recovers a session from opts.Dir: it loads the base tree, replays the
 // journal (cutting a torn tail), truncates upper files to their committed
-// sizes and removes upper files nothing references.
+// sizes and removes upper files nothing references. A journal that went
+// through restores is compacted to start at the last one. opts.ID may be
+// empty; it is taken from the journal.
 func Open(ctx context.Context, opts Options) (*Session, error) {
+	hdr, err := ReadHeader(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if opts.ID == "" {
+		opts.ID = hdr.Session
+	}
+	if opts.ID != hdr.Session {
+		return nil, fmt.Errorf("open session: %s holds session %q, not %q", opts.Dir, hdr.Session, opts.ID)
+	}
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
@@ -204,7 +250,21 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		s.tree, s.ref, s.header = base, h.Base, h
 		return nil
 	}
+	// Events since the last restore, to compact the journal afterwards.
+	var (
+		tail     []*Event
+		restored string
+	)
 	j, _, err := openJournal(path, loadBase, func(seq uint64, e *Event) error {
+		if e.Op == OpRestore {
+			t, err := s.loadTree(ctx, e.Snapshot, s.header.Created)
+			if err != nil {
+				return fmt.Errorf("load restored snapshot %q: %w", e.Snapshot, err)
+			}
+			s.restoredLocked(t, e.Snapshot, seq)
+			restored, tail = e.Snapshot, tail[:0]
+			return nil
+		}
 		t, err := Reduce(s.tree, e)
 		if err != nil {
 			return err
@@ -214,18 +274,46 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		if e.Upper > s.upperSeq.Load() {
 			s.upperSeq.Store(e.Upper)
 		}
+		tail = append(tail, e)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open session %s: %w", opts.ID, err)
 	}
 	s.journal = j
+	if s.restoreSeq > 0 {
+		if err := s.compact(restored, tail); err != nil {
+			j.Close()
+			return nil, fmt.Errorf("open session %s: %w", opts.ID, err)
+		}
+	}
 	if err := s.recoverUppers(); err != nil {
-		j.Close()
+		s.journal.Close()
 		return nil, fmt.Errorf("open session %s: %w", opts.ID, err)
 	}
-	go j.flushEvery(opts.FlushInterval)
+	go s.journal.flushEvery(opts.FlushInterval)
 	return s, nil
+}
+
+// compact rewrites the journal to start at the last restore: a header whose
+// base is the restored snapshot, then the events since, renumbered.
+func (s *Session) compact(restored string, tail []*Event) error {
+	shift := s.restoreSeq
+	hdr := s.header
+	hdr.Base = restored
+	j, err := createJournal(filepath.Join(s.opts.Dir, journalName), hdr, tail, shift)
+	if err != nil {
+		return err
+	}
+	s.journal.Close()
+	s.journal, s.header = j, hdr
+	s.seq -= shift
+	s.restoreSeq = 0
+	for p, m := range s.dirty {
+		m.seq -= shift
+		s.dirty[p] = m
+	}
+	return nil
 }
 
 func (s *Session) loadTree(ctx context.Context, id string, created int64) (Tree, error) {

@@ -2,7 +2,6 @@ package vfs
 
 import (
 	"context"
-	"fmt"
 	"io"
 )
 
@@ -17,19 +16,8 @@ func (s *Session) liveLocked(n Node) Node {
 	return n
 }
 
-// missingErr explains why p is not in t: a parent that is not a directory
-// (not_directory), or plain absence (not_found).
-func missingErr(t Tree, op string, p Path) error {
-	var err error = newErr(CodeNotFound, op, p, "does not exist")
-	p.Ancestors(func(a Path) bool {
-		n, ok := t.Get(a)
-		if ok && !n.IsDir() {
-			err = newErr(CodeNotDir, op, a, fmt.Sprintf("is a %s, so %s cannot exist", n.Kind, p))
-		}
-		return !ok
-	})
-	return err
-}
+// missingErr explains why p is not in t, as reported by operation op.
+func missingErr(t Tree, op string, p Path) error { return withOp(missing(t, p), op) }
 
 // Stat returns the node at p, with the live size of a file being written
 // through a handle.

@@ -386,7 +386,7 @@ func TestResetAndResetTo(t *testing.T) {
 	cancel := s.Subscribe(func(n vfs.Notice) { notices = append(notices, n.Event.Op) })
 	defer cancel()
 	require.NoError(t, s.ResetTo(ctx, base, "snap-1"))
-	require.Equal(t, []vfs.Op{vfs.OpReset}, notices)
+	require.Equal(t, []vfs.Op{vfs.OpRestore}, notices)
 	require.Equal(t, "before", read(t, s, "f"))
 	_, err = s.Stat(ctx, p("g"))
 	require.Equal(t, vfs.CodeNotFound, vfs.CodeOf(err))
@@ -398,11 +398,79 @@ func TestResetAndResetTo(t *testing.T) {
 	require.Equal(t, "before", string(buf))
 	require.NoError(t, h.Close())
 	require.NoError(t, keep.Close())
-	require.Equal(t, "snap-1", s.Info().Base)
-	require.Zero(t, s.Info().Seq, "the journal starts afresh")
+	require.Equal(t, "snap-1", s.Info().Ref, "the restored snapshot is the new reference")
+	require.Zero(t, s.Info().Dirty)
 
 	require.NoError(t, s.Reset(ctx))
 	require.Equal(t, 1, s.Tree().Len(), "reset returns to the initial (empty) tree")
 	upper, _ := os.ReadDir(s.Dir() + "/upper")
 	require.Empty(t, upper)
+}
+
+func TestRestoreIsJournaledAndCompactedOnOpen(t *testing.T) {
+	blobs := vfstest.NewBlobs()
+	opts := vfstest.Options(t, blobs)
+	trees := map[string]vfs.Tree{}
+	opts.LoadTree = func(_ context.Context, id string) (vfs.Tree, error) { return trees[id], nil }
+	s, err := vfs.Create(ctx, opts, vfs.Tree{}, "")
+	require.NoError(t, err)
+	write(t, s, "f", "one")
+	trees["snap-1"] = s.Tree()
+	write(t, s, "f", "two")
+	require.NoError(t, s.ResetTo(ctx, trees["snap-1"], "snap-1"))
+	write(t, s, "g", "after")
+	f, err := s.Freeze(ctx)
+	require.NoError(t, err)
+	require.NoError(t, s.MarkSnapshot(ctx, f, "snap-2"))
+	f.Release()
+	write(t, s, "h", "dirty")
+	want := s.Tree().Encode()
+	wantInfo := s.Info()
+	require.NoError(t, s.Close())
+
+	s2, err := vfs.Open(ctx, vfs.Options{Dir: opts.Dir, Blobs: blobs, LoadTree: opts.LoadTree, Clock: opts.Clock})
+	require.NoError(t, err)
+	require.Equal(t, want, s2.Tree().Encode())
+	info := s2.Info()
+	require.Equal(t, "snap-1", info.Base, "the journal was compacted to start at the restore")
+	require.Equal(t, "snap-2", info.Ref)
+	require.Equal(t, wantInfo.Dirty, info.Dirty)
+	require.Equal(t, uint64(3), info.Seq, "write g, the snapshot mark and write h")
+	require.NoError(t, s2.Close())
+
+	s3, err := vfs.Open(ctx, vfs.Options{Dir: opts.Dir, Blobs: blobs, LoadTree: opts.LoadTree, Clock: opts.Clock})
+	require.NoError(t, err, "the compacted journal opens again")
+	require.Equal(t, want, s3.Tree().Encode())
+	require.Equal(t, "snap-2", s3.Info().Ref)
+	require.NoError(t, s3.Close())
+}
+
+func TestMarkSnapshotAfterRestoreIsIgnored(t *testing.T) {
+	s, _ := vfstest.NewSession(t)
+	write(t, s, "f", "x")
+	f, err := s.Freeze(ctx)
+	require.NoError(t, err)
+	defer f.Release()
+	require.NoError(t, s.ResetTo(ctx, vfs.EmptyTree(0), "other"))
+	require.NoError(t, s.MarkSnapshot(ctx, f, "stale"))
+	require.Equal(t, "other", s.Info().Ref, "a snapshot frozen before a restore does not become the reference")
+}
+
+func TestPreparedDir(t *testing.T) {
+	dir := t.TempDir() + "/slot"
+	require.NoError(t, vfs.PrepareDir(dir))
+	_, err := vfs.ReadHeader(dir)
+	require.ErrorIs(t, err, vfs.ErrNoSession)
+	blobs := vfstest.NewBlobs()
+	opts := vfstest.Options(t, blobs)
+	opts.Dir = dir
+	s, err := vfs.Create(ctx, opts, vfs.Tree{}, "")
+	require.NoError(t, err)
+	write(t, s, "a", "b")
+	require.NoError(t, s.Close())
+	h, err := vfs.ReadHeader(dir)
+	require.NoError(t, err)
+	require.Equal(t, "test", h.Session)
+	_, err = vfs.Create(ctx, opts, vfs.Tree{}, "")
+	require.Error(t, err, "a used directory cannot hold a second session")
 }

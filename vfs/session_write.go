@@ -156,7 +156,7 @@ func (s *Session) appendFile(ctx context.Context, p Path, content io.Reader, opt
 // putContent stores content in the blob store and reports its encoding.
 func (s *Session) putContent(ctx context.Context, content io.Reader) (Hash, int64, Encoding, func(), error) {
 	sn := &sniffer{r: content}
-	h, size, unpin, err := s.opts.Blobs.Put(ctx, sn)
+	h, size, unpin, err := s.opts.Blobs.Put(ctx, sn, false)
 	if err != nil {
 		return Hash{}, 0, 0, nil, err
 	}
@@ -296,9 +296,6 @@ func (s *Session) Truncate(ctx context.Context, p Path, size int64) (Node, error
 		return Node{}, newErr(CodeInvalid, op, p, "size must not be negative")
 	}
 	if size == 0 {
-		if err := s.ensureEmptyBlob(ctx); err != nil {
-			return Node{}, err
-		}
 		return s.mutateNode(ctx, op, p, &Event{Op: OpWrite, Path: p, Blob: EmptyHash, Encoding: EncodingUTF8, MustExist: true})
 	}
 	h, err := s.OpenFile(ctx, p, os.O_WRONLY, 0)

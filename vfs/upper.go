@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -22,11 +23,16 @@ import (
 type upperFile struct {
 	id   uint64
 	path string
-	f    *os.File
 
 	mu     sync.RWMutex
 	frozen bool // guarded by mu
 	closed bool // guarded by mu
+
+	// The descriptor, opened on demand and closed when idle (see fdCache).
+	// Use it only through file(), holding mu.
+	fmu  sync.Mutex
+	f    *os.File
+	elem *list.Element // place in the fdCache, guarded by fdCache.mu
 
 	dirty atomic.Bool  // written since the last commit
 	size  atomic.Int64 // live size, including uncommitted writes
@@ -55,7 +61,13 @@ func (uf *upperFile) close(remove bool) {
 		return
 	}
 	uf.closed = true
-	uf.f.Close()
+	uf.fmu.Lock()
+	if uf.f != nil {
+		upperFDs.remove(uf)
+		uf.f.Close()
+		uf.f = nil
+	}
+	uf.fmu.Unlock()
 	if remove {
 		_ = os.Remove(uf.path)
 	}
@@ -88,24 +100,34 @@ func (s *Session) openSourceLocked(ctx context.Context, src source) (Blob, error
 	if src.uf != nil {
 		return src.uf.openReader()
 	}
-	if src.blob.IsZero() {
+	switch src.blob {
+	case Hash{}:
 		return nil, errors.New("content has neither blob nor upper file")
+	case EmptyHash:
+		return emptyBlob{}, nil // empty content needs no store
 	}
 	return s.opts.Blobs.Open(ctx, src.blob)
 }
 
-// openReader returns an independent reader of the upper file.
+// emptyBlob is the empty content, which every file starts as.
+type emptyBlob struct{}
+
+func (emptyBlob) ReadAt([]byte, int64) (int, error) { return 0, io.EOF }
+func (emptyBlob) Close() error                      { return nil }
+func (emptyBlob) Size() int64                       { return 0 }
+
+// openReader returns an independent reader of the upper file: its own
+// descriptor, which stays valid after the file is removed.
 func (uf *upperFile) openReader() (Blob, error) {
 	uf.mu.RLock()
 	defer uf.mu.RUnlock()
 	if uf.closed {
 		return nil, errors.New("upper file is closed")
 	}
-	fd, err := unix.Dup(int(uf.f.Fd()))
+	f, err := os.Open(uf.path)
 	if err != nil {
-		return nil, fmt.Errorf("dup upper file: %w", err)
+		return nil, fmt.Errorf("open upper file: %w", err)
 	}
-	f := os.NewFile(uintptr(fd), uf.path)
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -149,6 +171,12 @@ func (s *Session) copyUp(src Blob, limit int64) (*upperFile, error) {
 	}
 	uf := &upperFile{id: id, path: path, f: f}
 	uf.size.Store(n)
+	if n < src.Size() {
+		// A shortened copy (for truncation) differs from the node's content:
+		// it is a change to commit, whoever commits next.
+		uf.dirty.Store(true)
+	}
+	upperFDs.add(uf)
 	return uf, nil
 }
 
@@ -277,15 +305,11 @@ func (s *Session) recoverUppers() error {
 			return nil
 		}
 		path := s.upperPath(n.Upper)
-		f, ferr := os.OpenFile(path, os.O_RDWR, 0)
-		if ferr == nil {
-			ferr = f.Truncate(n.Size)
-		}
-		if ferr != nil {
-			err = fmt.Errorf("upper file of %s: %w", p, ferr)
+		if terr := os.Truncate(path, n.Size); terr != nil {
+			err = fmt.Errorf("upper file of %s: %w", p, terr)
 			return err
 		}
-		uf := &upperFile{id: n.Upper, path: path, f: f}
+		uf := &upperFile{id: n.Upper, path: path}
 		uf.size.Store(n.Size)
 		s.registerLocked(uf)
 		return nil
@@ -293,16 +317,32 @@ func (s *Session) recoverUppers() error {
 	if err != nil {
 		return err
 	}
-	entries, rerr := os.ReadDir(s.upperDir)
-	if rerr != nil {
-		return fmt.Errorf("read upper dir: %w", rerr)
+	return s.removeStrayUppersLocked()
+}
+
+// removeStrayUppersLocked removes every file in the upper directory that
+// neither the tree nor a handle uses, and keeps upper file numbers beyond
+// any found there.
+func (s *Session) removeStrayUppersLocked() error {
+	entries, err := os.ReadDir(s.upperDir)
+	if err != nil {
+		return fmt.Errorf("read upper dir: %w", err)
+	}
+	inUse := make(map[uint64]bool, len(s.uppers))
+	for id := range s.uppers {
+		inUse[id] = true
+	}
+	for h := range s.detached {
+		if h.orphan != nil {
+			inUse[h.orphan.id] = true
+		}
 	}
 	for _, de := range entries {
 		id, perr := strconv.ParseUint(de.Name(), 16, 64)
 		if perr == nil && id > s.upperSeq.Load() {
 			s.upperSeq.Store(id)
 		}
-		if perr != nil || s.uppers[id] == nil {
+		if perr != nil || !inUse[id] {
 			_ = os.Remove(filepath.Join(s.upperDir, de.Name()))
 		}
 	}

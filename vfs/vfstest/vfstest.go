@@ -30,7 +30,7 @@ type Blobs struct {
 func NewBlobs() *Blobs { return &Blobs{blobs: make(map[vfs.Hash][]byte)} }
 
 // Put implements vfs.BlobStore.
-func (b *Blobs) Put(ctx context.Context, r io.Reader) (vfs.Hash, int64, func(), error) {
+func (b *Blobs) Put(ctx context.Context, r io.Reader, _ bool) (vfs.Hash, int64, func(), error) {
 	if err := ctx.Err(); err != nil {
 		return vfs.Hash{}, 0, nil, err
 	}
@@ -49,6 +49,9 @@ func (b *Blobs) Put(ctx context.Context, r io.Reader) (vfs.Hash, int64, func(), 
 	var once sync.Once
 	return h, int64(len(data)), func() { once.Do(func() { b.pins.Add(-1) }) }, nil
 }
+
+// Sync implements vfs.BlobStore; memory needs no syncing.
+func (b *Blobs) Sync(ctx context.Context) error { return nil }
 
 // Open implements vfs.BlobStore.
 func (b *Blobs) Open(ctx context.Context, h vfs.Hash) (vfs.Blob, error) {
