@@ -70,12 +70,12 @@ func (r *Repo) resolve(ctx context.Context, src Source) (side, func(), error) {
 		if err != nil {
 			return side{}, nil, err
 		}
-		w, dirs, err := r.frozenManifests(ctx, f, true)
+		_, dirs, err := r.frozenManifests(ctx, f, true)
 		if err != nil {
 			f.Release()
 			return side{}, nil, err
 		}
-		return side{tree: f.Tree, dirs: dirs}, func() { w.release(); f.Release() }, nil
+		return side{tree: f.Tree, dirs: dirs}, f.Release, nil
 	}
 	snap, err := r.Get(ctx, src.Snapshot)
 	if err != nil {

@@ -25,7 +25,7 @@ type GCReport struct {
 const sweepBatch = 64
 
 // GC deletes every blob that no snapshot, live session or write in flight
-// references. It never deletes a referenced blob, however it races with
+// references (the empty blob always stays). It never deletes a referenced blob, however it races with
 // writers: blobs pinned since the collection started are kept, and deletes
 // happen under the lock every Put holds until its blob is pinned.
 func (r *Repo) GC(ctx context.Context) (GCReport, error) {
@@ -46,7 +46,7 @@ func (r *Repo) GC(ctx context.Context) (GCReport, error) {
 	}()
 
 	var rep GCReport
-	m := &marker{marked: make(map[vfs.Hash]struct{}), seenDirs: make(map[vfs.Hash]struct{})}
+	m := &marker{marked: map[vfs.Hash]struct{}{vfs.EmptyHash: {}}, seenDirs: make(map[vfs.Hash]struct{})}
 	snaps, err := r.List(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("gc: list snapshots: %w", err)
@@ -126,16 +126,14 @@ func (m *marker) mark(h vfs.Hash) { m.marked[h] = struct{}{} }
 
 func (m *marker) snapshot(snap *Snapshot) { m.dir(snap, vfs.Root) }
 
-// dir marks a directory's manifest and everything beneath it, skipping
-// manifests already marked: snapshots share most of their directories.
+// dir marks the blobs beneath a directory, skipping directories whose
+// manifest was seen already: snapshots share most of their directories.
 func (m *marker) dir(snap *Snapshot, d vfs.Path) {
-	h, ok := snap.dirs.Get(d)
-	if ok {
+	if h, ok := snap.dirs.Get(d); ok {
 		if _, done := m.seenDirs[h]; done {
 			return
 		}
 		m.seenDirs[h] = struct{}{}
-		m.mark(h)
 	}
 	snap.Tree.Children(d, func(name string, n vfs.Node) bool {
 		switch {

@@ -74,24 +74,17 @@ func decodeDir(b []byte, fn func(name string, n vfs.Node) error) error {
 	return nil
 }
 
-// manifestWriter computes directory manifests and, unless dry, stores them.
+// manifestWriter computes directory manifests and, unless dry, collects the
+// new ones into a pack for the snapshot record.
 type manifestWriter struct {
 	r    *Repo
 	tree vfs.Tree
-	dirs dirHashes // hashes known so far; updated as directories are written
+	dirs dirHashes // hashes known so far; updated as directories are hashed
 	// stale lists directories whose manifests must be recomputed.
 	stale  map[vfs.Path]bool
 	dry    bool
-	unpins []func()
-	puts   int
-}
-
-// release unpins the manifests this writer stored.
-func (w *manifestWriter) release() {
-	for _, u := range w.unpins {
-		u()
-	}
-	w.unpins = nil
+	pack   []packEntry
+	inPack map[vfs.Hash]bool
 }
 
 // hash returns directory d's manifest hash, computing (and storing) it if
@@ -110,13 +103,12 @@ func (w *manifestWriter) hash(ctx context.Context, d vfs.Path) (vfs.Hash, error)
 		return vfs.Hash{}, err
 	}
 	h := vfs.HashOf(b)
-	if !w.dry {
-		unpin, err := w.r.putManifest(ctx, h, b)
-		if err != nil {
-			return vfs.Hash{}, fmt.Errorf("store manifest of %s: %w", d, err)
+	if !w.dry && !w.inPack[h] && !w.r.hasManifest(h) {
+		if w.inPack == nil {
+			w.inPack = make(map[vfs.Hash]bool)
 		}
-		w.unpins = append(w.unpins, unpin)
-		w.puts++
+		w.inPack[h] = true
+		w.pack = append(w.pack, packEntry{hash: h, data: b})
 	}
 	w.dirs = w.dirs.Set(d, h)
 	delete(w.stale, d)
@@ -182,6 +174,7 @@ func (w *manifestWriter) update(ctx context.Context, prev dirHashes, changes []v
 // manifest root and the root directory's own node.
 func (r *Repo) loadTree(ctx context.Context, rootNode vfs.Node, root vfs.Hash, maxIno uint64) (vfs.Tree, dirHashes, error) {
 	rootNode.Blob = vfs.Hash{}
+	mr := &manifestReader{r: r, records: make(map[vfs.Hash][]byte)}
 	tb := vfs.NewTreeBuilder(rootNode)
 	tb.SetMaxIno(maxIno)
 	dirs := immutable.NewSortedMapBuilder[vfs.Path, vfs.Hash](pathComparer{})
@@ -191,7 +184,7 @@ func (r *Repo) loadTree(ctx context.Context, rootNode vfs.Node, root vfs.Hash, m
 			return err
 		}
 		dirs.Set(d, h)
-		b, err := r.readObject(ctx, Blobs, h)
+		b, err := mr.manifest(ctx, h)
 		if err != nil {
 			return fmt.Errorf("manifest of %s: %w", d, err)
 		}

@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,7 +29,10 @@ type Repo struct {
 
 	mu       sync.Mutex
 	sessions map[string]*vfs.Session
-	snaps    map[string]*Snapshot // loaded snapshots, by ID
+	snaps    map[string]*Snapshot     // loaded snapshots, by ID
+	index    map[vfs.Hash]manifestLoc // where each known manifest is stored
+	indexed  map[vfs.Hash]bool        // records whose manifests are indexed
+	slots    *slotPool                // prepared session directories
 
 	pins pinSet
 	// gc is held shared by every Put until the new blob is pinned, and
@@ -60,22 +63,46 @@ func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOpt
 	r := &Repo{
 		store: store, sessionsDir: sessionsDir, clock: opts.Clock, policy: opts.Policy,
 		sessions: make(map[string]*vfs.Session), snaps: make(map[string]*Snapshot),
+		index: make(map[vfs.Hash]manifestLoc), indexed: make(map[vfs.Hash]bool),
 		pins: pinSet{counts: make(map[vfs.Hash]int)},
 	}
 	entries, err := os.ReadDir(sessionsDir)
 	if err != nil {
 		return nil, fmt.Errorf("open repo: %w", err)
 	}
+	var slots []string
 	for _, e := range entries {
-		if !e.IsDir() || !validSessionID(e.Name()) {
+		if !e.IsDir() {
 			continue
 		}
-		s, err := vfs.Open(ctx, r.sessionOptions(e.Name()))
+		dir := filepath.Join(sessionsDir, e.Name())
+		hdr, err := vfs.ReadHeader(dir)
+		switch {
+		case errors.Is(err, vfs.ErrNoSession) && vfs.IsPrepared(dir):
+			slots = append(slots, dir)
+			continue
+		case errors.Is(err, vfs.ErrNoSession):
+			// A session whose creation never completed: nothing was
+			// acknowledged, so nothing is lost.
+			_ = os.RemoveAll(dir)
+			continue
+		case err != nil:
+			r.Close()
+			return nil, fmt.Errorf("open repo: %w", err)
+		}
+		s, err := vfs.Open(ctx, r.sessionOptions(hdr.Session, dir))
 		if err != nil {
 			r.Close()
-			return nil, fmt.Errorf("open repo: recover session %s: %w", e.Name(), err)
+			return nil, fmt.Errorf("open repo: recover session %s: %w", hdr.Session, err)
 		}
-		r.sessions[e.Name()] = s
+		r.sessions[hdr.Session] = s
+	}
+	r.slots = newSlotPool(sessionsDir, slots)
+	// Files start empty; keep the empty blob in the store for readers that
+	// go to the store directly (materialize, diff).
+	if _, _, err := store.Put(ctx, Blobs, strings.NewReader(""), PutOptions{}); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("open repo: store the empty blob: %w", err)
 	}
 	return r, nil
 }
@@ -86,6 +113,9 @@ func (r *Repo) Store() Store { return r.store }
 // Close closes every session (they stay on disk). It does not close the
 // store.
 func (r *Repo) Close() error {
+	if r.slots != nil {
+		r.slots.close()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var errs []error
@@ -111,10 +141,12 @@ func NewSessionID() string {
 	return "s-" + hex.EncodeToString(b[:])
 }
 
-func (r *Repo) sessionOptions(id string) vfs.Options {
+// sessionOptions returns the options of session id, kept in dir. Session
+// directories have opaque names; the journal header names the session.
+func (r *Repo) sessionOptions(id, dir string) vfs.Options {
 	opts := vfs.Options{
 		ID:    id,
-		Dir:   filepath.Join(r.sessionsDir, id),
+		Dir:   dir,
 		Blobs: repoBlobs{r},
 		Clock: r.clock,
 		LoadTree: func(ctx context.Context, id string) (vfs.Tree, error) {
@@ -165,7 +197,7 @@ func (r *Repo) NewSession(ctx context.Context, opts SessionOptions) (*vfs.Sessio
 	}
 	r.sessions[id] = nil // reserve the ID
 	r.mu.Unlock()
-	s, err := vfs.Create(ctx, r.sessionOptions(id), base, opts.Base)
+	s, err := vfs.Create(ctx, r.sessionOptions(id, r.slots.take()), base, opts.Base)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
@@ -249,9 +281,11 @@ func (p *pinSet) pin(h vfs.Hash) func() {
 // repoBlobs is the vfs.BlobStore a repository gives its sessions.
 type repoBlobs struct{ r *Repo }
 
-func (b repoBlobs) Put(ctx context.Context, rd io.Reader) (vfs.Hash, int64, func(), error) {
-	return b.r.put(ctx, Blobs, rd, PutOptions{})
+func (b repoBlobs) Put(ctx context.Context, rd io.Reader, deferred bool) (vfs.Hash, int64, func(), error) {
+	return b.r.put(ctx, Blobs, rd, PutOptions{Deferred: deferred})
 }
+
+func (b repoBlobs) Sync(ctx context.Context) error { return b.r.store.Sync(ctx) }
 
 func (b repoBlobs) Open(ctx context.Context, h vfs.Hash) (vfs.Blob, error) {
 	return b.r.store.Open(ctx, Blobs, h)
@@ -267,24 +301,4 @@ func (r *Repo) put(ctx context.Context, ns Namespace, rd io.Reader, opts PutOpti
 		return vfs.Hash{}, 0, nil, err
 	}
 	return h, n, r.pins.pin(h), nil
-}
-
-// putManifest stores a directory manifest (deferred: the snapshot syncs the
-// store once) unless it is already stored, and pins it.
-func (r *Repo) putManifest(ctx context.Context, h vfs.Hash, b []byte) (func(), error) {
-	r.gc.RLock()
-	defer r.gc.RUnlock()
-	if _, err := r.store.Stat(ctx, Blobs, h); err != nil {
-		if !errors.Is(err, vfs.ErrNotFound) {
-			return nil, err
-		}
-		got, _, err := r.store.Put(ctx, Blobs, bytes.NewReader(b), PutOptions{Deferred: true})
-		if err != nil {
-			return nil, err
-		}
-		if got != h {
-			return nil, fmt.Errorf("manifest stored as %s, want %s", got.Short(), h.Short())
-		}
-	}
-	return r.pins.pin(h), nil
 }

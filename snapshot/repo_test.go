@@ -115,16 +115,18 @@ func TestSnapshotIsIncremental(t *testing.T) {
 	write(t, s, "d07/sub/f03.txt", "changed")
 	snap, err := r.Snapshot(ctx, s, "one change")
 	require.NoError(t, err)
-	// One new content blob and one new manifest per directory on the path:
-	// d07/sub, d07 and the root.
-	require.Equal(t, before+4, count())
+	// One new content blob, and in the record one new manifest per
+	// directory on the path: d07/sub, d07 and the root.
+	require.Equal(t, before+1, count())
+	require.Equal(t, 3, snap.Manifests)
 	require.Zero(t, s.Info().Dirty)
 
-	// An unchanged session snapshots to the same root.
+	// An unchanged session snapshots to the same root, storing no manifest.
 	snap2, err := r.Snapshot(ctx, s, "no change")
 	require.NoError(t, err)
 	require.Equal(t, snap.Record.Root, snap2.Record.Root)
-	require.Equal(t, before+4, count())
+	require.Zero(t, snap2.Manifests)
+	require.Equal(t, before+1, count())
 }
 
 func TestSnapshotReloadsByteForByte(t *testing.T) {

@@ -3,7 +3,6 @@ package snapshot
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,9 +12,6 @@ import (
 
 	"github.com/vfsd/vfsd/vfs"
 )
-
-// recordFormat names the snapshot record format.
-const recordFormat = "vfsd-snapshot/1"
 
 // Record is what a snapshot stores besides its manifests: the root
 // directory, lineage and totals. A snapshot's ID is the hash of its record.
@@ -58,7 +54,10 @@ type Snapshot struct {
 	ID     string
 	Record Record
 	Tree   vfs.Tree
-	dirs   dirHashes
+	// Manifests is how many directory manifests this snapshot's record
+	// stores: the directories that changed since its parent.
+	Manifests int
+	dirs      dirHashes
 }
 
 // errSnapshotNotFound reports an unknown snapshot ID.
@@ -86,15 +85,15 @@ func (r *Repo) Get(ctx context.Context, id string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 	}
-	var rec Record
-	if err := json.Unmarshal(b, &rec); err != nil || rec.Format != recordFormat {
-		return nil, fmt.Errorf("load snapshot %s: not a %s record", h.Short(), recordFormat)
+	rec, manifests, err := r.indexRecord(h, b)
+	if err != nil {
+		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 	}
 	tree, dirs, err := r.loadTree(ctx, rec.RootDir.node(), rec.Root, rec.MaxIno)
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 	}
-	return r.cache(&Snapshot{ID: id, Record: rec, Tree: tree, dirs: dirs}), nil
+	return r.cache(&Snapshot{ID: id, Record: rec, Tree: tree, Manifests: manifests, dirs: dirs}), nil
 }
 
 // cache keeps a loaded snapshot, returning the one already cached if
@@ -186,8 +185,8 @@ func (r *Repo) Snapshot(ctx context.Context, s *vfs.Session, label string) (*Sna
 }
 
 // frozenManifests computes the directory hashes of a frozen tree from those
-// of its reference snapshot; dry computes without storing. The caller
-// releases the writer.
+// of its reference snapshot; unless dry, the writer's pack holds the new
+// manifests.
 func (r *Repo) frozenManifests(ctx context.Context, f *vfs.Frozen, dry bool) (*manifestWriter, dirHashes, error) {
 	prev := newDirHashes()
 	changes := f.Changes
@@ -207,44 +206,41 @@ func (r *Repo) frozenManifests(ctx context.Context, f *vfs.Frozen, dry bool) (*m
 	w := &manifestWriter{r: r, tree: f.Tree, dry: dry}
 	dirs, err := w.update(ctx, prev, changes)
 	if err != nil {
-		w.release()
 		return nil, nil, err
 	}
 	return w, dirs, nil
 }
 
-// record writes the manifests and the record of a frozen tree.
+// record writes the record of a frozen tree, with its new manifests.
 func (r *Repo) record(ctx context.Context, f *vfs.Frozen, label, session string) (*Snapshot, error) {
 	w, dirs, err := r.frozenManifests(ctx, f, false)
 	if err != nil {
 		return nil, err
 	}
-	defer w.release()
-	return r.writeRecord(ctx, f.Tree, dirs, Record{Parent: f.Ref, Label: label, Session: session}, w.puts > 0)
+	return r.writeRecord(ctx, f.Tree, dirs, w.pack, Record{Parent: f.Ref, Label: label, Session: session})
 }
 
-// writeRecord stores a snapshot record for tree, whose directory hashes are
-// dirs, after making the manifests durable.
-func (r *Repo) writeRecord(ctx context.Context, tree vfs.Tree, dirs dirHashes, rec Record, syncStore bool) (*Snapshot, error) {
-	if syncStore {
-		if err := r.store.Sync(ctx); err != nil {
-			return nil, fmt.Errorf("sync manifests: %w", err)
-		}
-	}
+// writeRecord stores the record of tree, whose directory hashes are dirs,
+// with the pack of manifests no earlier record holds. It is one durable
+// object.
+func (r *Repo) writeRecord(ctx context.Context, tree vfs.Tree, dirs dirHashes, pack []packEntry, rec Record) (*Snapshot, error) {
 	root, _ := dirs.Get(vfs.Root)
 	rootNode, _ := tree.Get(vfs.Root)
 	rec.Format, rec.Root, rec.RootDir, rec.MaxIno = recordFormat, root, rootNodeOf(rootNode), tree.MaxIno()
 	rec.Created, rec.Files, rec.Bytes = r.clock().UnixMilli(), tree.Files(), tree.Bytes()
-	b, err := json.Marshal(rec)
+	b, err := encodeRecord(rec, pack)
 	if err != nil {
-		return nil, fmt.Errorf("encode snapshot record: %w", err)
+		return nil, err
 	}
 	h, _, unpin, err := r.put(ctx, Records, bytes.NewReader(b), PutOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("store snapshot record: %w", err)
 	}
 	defer unpin()
-	snap := r.cache(&Snapshot{ID: h.String(), Record: rec, Tree: tree, dirs: dirs})
+	if _, _, err := r.indexRecord(h, b); err != nil {
+		return nil, err
+	}
+	snap := r.cache(&Snapshot{ID: h.String(), Record: rec, Tree: tree, Manifests: len(pack), dirs: dirs})
 	r.pins.mu.Lock()
 	if r.pins.fresh != nil {
 		// A collection is running and may have listed the snapshots
@@ -259,12 +255,11 @@ func (r *Repo) writeRecord(ctx context.Context, tree vfs.Tree, dirs dirHashes, r
 // builds it — as a new snapshot, writing every manifest.
 func (r *Repo) CommitTree(ctx context.Context, tree vfs.Tree, label string) (*Snapshot, error) {
 	w := &manifestWriter{r: r, tree: tree}
-	defer w.release()
 	dirs, err := w.update(ctx, newDirHashes(), []vfs.Change{{Path: vfs.Root, Subtree: true}})
 	if err != nil {
 		return nil, fmt.Errorf("commit tree: %w", err)
 	}
-	return r.writeRecord(ctx, tree, dirs, Record{Label: label}, w.puts > 0)
+	return r.writeRecord(ctx, tree, dirs, w.pack, Record{Label: label})
 }
 
 // Restore returns the session to snapshot id. It costs O(1) in the size of

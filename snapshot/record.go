@@ -1,0 +1,189 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// A snapshot is stored as one object in the Records namespace:
+//
+//	"vfsd-snapshot/1\n"
+//	the Record as one line of JSON, then "\n"
+//	a pack of the directory manifests first written by this snapshot, each
+//	as [32-byte hash][uvarint length][manifest]
+//
+// Its ID is the hash of the whole object. Manifests it shares with earlier
+// snapshots live in their records; a repository indexes every record's pack
+// to find them. One object per snapshot keeps a snapshot to a single file
+// creation, however many directories changed.
+const recordFormat = "vfsd-snapshot/1"
+
+// packEntry is one manifest in a record's pack.
+type packEntry struct {
+	hash vfs.Hash
+	data []byte
+}
+
+// manifestLoc says where a manifest is: in which record, at which offset.
+type manifestLoc struct {
+	record vfs.Hash
+	off    int
+	n      int
+}
+
+// encodeRecord builds a record object.
+func encodeRecord(rec Record, pack []packEntry) ([]byte, error) {
+	js, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("encode snapshot record: %w", err)
+	}
+	size := len(recordFormat) + len(js) + 2
+	for _, e := range pack {
+		size += vfs.HashSize + binary.MaxVarintLen64 + len(e.data)
+	}
+	b := make([]byte, 0, size)
+	b = append(b, recordFormat+"\n"...)
+	b = append(b, js...)
+	b = append(b, '\n')
+	for _, e := range pack {
+		b = append(b, e.hash[:]...)
+		b = binary.AppendUvarint(b, uint64(len(e.data)))
+		b = append(b, e.data...)
+	}
+	return b, nil
+}
+
+var errNotRecord = errors.New("not a " + recordFormat + " record")
+
+// decodeRecord parses a record object, calling fn for each manifest in its
+// pack with its offset in b.
+func decodeRecord(b []byte, fn func(h vfs.Hash, off, n int)) (Record, error) {
+	var rec Record
+	if !bytes.HasPrefix(b, []byte(recordFormat+"\n")) {
+		return rec, errNotRecord
+	}
+	rest := b[len(recordFormat)+1:]
+	nl := bytes.IndexByte(rest, '\n')
+	if nl < 0 {
+		return rec, errNotRecord
+	}
+	if err := json.Unmarshal(rest[:nl], &rec); err != nil || rec.Format != recordFormat {
+		return rec, errNotRecord
+	}
+	off := len(recordFormat) + 1 + nl + 1
+	for off < len(b) {
+		if len(b)-off < vfs.HashSize {
+			return rec, fmt.Errorf("%w: truncated pack", errNotRecord)
+		}
+		var h vfs.Hash
+		copy(h[:], b[off:])
+		off += vfs.HashSize
+		n, k := binary.Uvarint(b[off:])
+		if k <= 0 || n > uint64(len(b)-off-k) {
+			return rec, fmt.Errorf("%w: bad pack entry", errNotRecord)
+		}
+		off += k
+		if fn != nil {
+			fn(h, off, int(n))
+		}
+		off += int(n)
+	}
+	return rec, nil
+}
+
+// indexRecord adds a record's manifests to the repository's index and
+// returns the record and how many manifests it holds.
+func (r *Repo) indexRecord(id vfs.Hash, b []byte) (Record, int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	count := 0
+	rec, err := decodeRecord(b, func(h vfs.Hash, off, n int) {
+		count++
+		if _, ok := r.index[h]; !ok {
+			r.index[h] = manifestLoc{record: id, off: off, n: n}
+		}
+	})
+	if err == nil {
+		r.indexed[id] = true
+	}
+	return rec, count, err
+}
+
+// hasManifest reports whether a manifest is stored in some indexed record.
+func (r *Repo) hasManifest(h vfs.Hash) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.index[h]
+	return ok
+}
+
+// indexAll indexes every record not indexed yet.
+func (r *Repo) indexAll(ctx context.Context) error {
+	var todo []vfs.Hash
+	if err := r.store.List(ctx, Records, func(h vfs.Hash, _ int64) error {
+		r.mu.Lock()
+		done := r.indexed[h]
+		r.mu.Unlock()
+		if !done {
+			todo = append(todo, h)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, h := range todo {
+		b, err := r.readObject(ctx, Records, h)
+		if err != nil {
+			return err
+		}
+		if _, _, err := r.indexRecord(h, b); err != nil {
+			return fmt.Errorf("record %s: %w", h.Short(), err)
+		}
+	}
+	return nil
+}
+
+// manifestReader reads manifests for one tree load, keeping each record it
+// reads from.
+type manifestReader struct {
+	r       *Repo
+	records map[vfs.Hash][]byte
+	scanned bool
+}
+
+func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, error) {
+	m.r.mu.Lock()
+	loc, ok := m.r.index[h]
+	m.r.mu.Unlock()
+	if !ok && !m.scanned {
+		m.scanned = true
+		if err := m.r.indexAll(ctx); err != nil {
+			return nil, err
+		}
+		m.r.mu.Lock()
+		loc, ok = m.r.index[h]
+		m.r.mu.Unlock()
+	}
+	if !ok {
+		return nil, &vfs.Error{Op: "manifest", Path: h.String(), Code: vfs.CodeNotFound, Msg: "no record holds this manifest"}
+	}
+	b, ok := m.records[loc.record]
+	if !ok {
+		var err error
+		if b, err = m.r.readObject(ctx, Records, loc.record); err != nil {
+			return nil, err
+		}
+		m.records[loc.record] = b
+	}
+	data := b[loc.off : loc.off+loc.n]
+	if vfs.HashOf(data) != h {
+		return nil, fmt.Errorf("manifest %s: %w", h.Short(), ErrCorruptObject)
+	}
+	return data, nil
+}

@@ -1,0 +1,116 @@
+package snapshot
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// slotPoolSize is how many prepared session directories a repository keeps.
+const slotPoolSize = 4
+
+// slotRefillDelay is how long the pool waits after a session was created
+// before it prepares the next directory, unless it ran dry: preparing syncs
+// the disk, and doing that while a fork syncs its journal slows the fork.
+const slotRefillDelay = 20 * time.Millisecond
+
+// slotPool keeps a few prepared session directories (vfs.PrepareDir) ready,
+// refilled in the background, so that creating a session — a fork, above
+// all — writes one journal record instead of creating directories and
+// files, which is slow on many disks.
+type slotPool struct {
+	dir string
+
+	mu    sync.Mutex
+	ready []string
+
+	kick      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+	wg        sync.WaitGroup
+}
+
+func newSlotPool(dir string, ready []string) *slotPool {
+	p := &slotPool{dir: dir, ready: ready, kick: make(chan struct{}, 1), done: make(chan struct{})}
+	p.wg.Add(1)
+	go p.run()
+	p.refill()
+	return p
+}
+
+// newDirName returns a fresh random name for a session directory.
+func newDirName() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return "d-" + hex.EncodeToString(b[:])
+}
+
+// take returns a prepared directory, or a fresh path for vfs.Create to lay
+// out itself when none is ready.
+func (p *slotPool) take() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer p.refill()
+	if n := len(p.ready); n > 0 {
+		dir := p.ready[n-1]
+		p.ready = p.ready[:n-1]
+		return dir
+	}
+	return filepath.Join(p.dir, newDirName())
+}
+
+// refill asks the background goroutine to top the pool up.
+func (p *slotPool) refill() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (p *slotPool) run() {
+	defer p.wg.Done()
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-p.kick:
+		}
+		p.mu.Lock()
+		empty := len(p.ready) == 0
+		p.mu.Unlock()
+		if !empty {
+			select {
+			case <-p.done:
+				return
+			case <-time.After(slotRefillDelay):
+			}
+		}
+		for {
+			p.mu.Lock()
+			full := len(p.ready) >= slotPoolSize
+			p.mu.Unlock()
+			if full {
+				break
+			}
+			dir := filepath.Join(p.dir, newDirName())
+			if err := vfs.PrepareDir(dir); err != nil {
+				break // sessions are created in place until the next kick
+			}
+			p.mu.Lock()
+			p.ready = append(p.ready, dir)
+			p.mu.Unlock()
+		}
+	}
+}
+
+// close stops the background refill; closing twice is fine.
+func (p *slotPool) close() {
+	p.closeOnce.Do(func() { close(p.done) })
+	p.wg.Wait()
+}
