@@ -1,0 +1,56 @@
+// Command vfsd is the vfsd daemon and its command-line interface: copy-on-
+// write workspaces for AI agents. Run `vfsd help` for the verbs.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1 // the command failed; stderr says why and what to do
+	exitUsage = 2 // the command line was wrong
+)
+
+// usageError marks errors in how the command was called.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "vfsd",
+		Short:         "Copy-on-write workspaces for AI agents",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see 'vfsd %s --help')", err, c.Name())}
+	})
+	root.AddCommand(newBenchCmd())
+	return root
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := newRoot().ExecuteContext(ctx)
+	if err == nil {
+		os.Exit(exitOK)
+	}
+	fmt.Fprintln(os.Stderr, "vfsd:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		os.Exit(exitUsage)
+	}
+	os.Exit(exitError)
+}

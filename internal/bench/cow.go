@@ -1,0 +1,374 @@
+// Package bench holds vfsd's benchmark commands: each times vfsd against the
+// obvious alternative in the same run and prints one JSON object per line.
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vfsd/vfsd/snapshot"
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// CowOptions configure the copy-on-write benchmark.
+type CowOptions struct {
+	Sizes   []int  // workspace sizes, in files
+	SizeKB  int    // size of each file
+	Dir     string // where to build workspaces; the system temp dir when ""
+	Repeats int    // timed repetitions per measurement (the median is reported)
+	Log     io.Writer
+}
+
+// CowResult is one line of `vfsd bench cow`.
+type CowResult struct {
+	Files    int     `json:"files"`
+	Dirs     int     `json:"dirs"`
+	SizeKB   int     `json:"size_kb"`
+	Repeats  int     `json:"repeats"`
+	BuildSec float64 `json:"build_s"`
+
+	ForkMs            float64 `json:"fork_ms"`
+	RestoreMs         float64 `json:"restore_ms"`
+	SnapshotDirty10Ms float64 `json:"snapshot_dirty10_ms"`
+	// SnapshotFullMs is the first snapshot of a session whose every file
+	// was written through handles since it began: all content hashed and
+	// stored, every manifest written.
+	SnapshotFullMs float64 `json:"snapshot_full_ms"`
+	// SnapshotFullBlobsMs is the first snapshot of a session whose every
+	// file was written by tools: content is already in blobs, so only the
+	// manifests are written.
+	SnapshotFullBlobsMs float64 `json:"snapshot_full_blobs_ms"`
+	CpAMs               float64 `json:"cp_a_ms"`
+	FullVsCpA           float64 `json:"snapshot_full_vs_cp_a"`
+	MetaBytesPerFile    float64 `json:"meta_bytes_per_file"`
+}
+
+// fileLayout places file i of a workspace: 50 files per directory, 20
+// directories per group, like a source tree.
+func fileLayout(i int) vfs.Path {
+	d := i / 50
+	return vfs.Path(fmt.Sprintf("g%03d/d%04d/f%05d.txt", d/20, d, i))
+}
+
+// content returns file i's content: sizeKB KiB, distinct per file.
+func content(block []byte, i int) []byte {
+	b := slices.Clone(block)
+	binary.LittleEndian.PutUint64(b, uint64(i))
+	return b
+}
+
+// Cow runs the copy-on-write benchmark, writing one JSON object per size.
+func Cow(ctx context.Context, opts CowOptions, out io.Writer) error {
+	if opts.Repeats <= 0 {
+		opts.Repeats = 5
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if _, err := exec.LookPath("cp"); err != nil {
+		return fmt.Errorf("bench cow needs cp(1): %w", err)
+	}
+	for _, n := range opts.Sizes {
+		res, err := cowOnce(ctx, opts, n)
+		if err != nil {
+			return fmt.Errorf("bench cow at %d files: %w", n, err)
+		}
+		if err := json.NewEncoder(out).Encode(res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func cowOnce(ctx context.Context, opts CowOptions, n int) (CowResult, error) {
+	res := CowResult{Files: n, SizeKB: opts.SizeKB, Repeats: opts.Repeats}
+	root, err := os.MkdirTemp(opts.Dir, "vfsd-bench-cow-")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(root)
+	store, err := snapshot.OpenLocal(filepath.Join(root, "store"))
+	if err != nil {
+		return res, err
+	}
+	defer store.Close()
+	repo, err := snapshot.OpenRepo(ctx, store, filepath.Join(root, "sessions"), snapshot.RepoOptions{})
+	if err != nil {
+		return res, err
+	}
+	defer repo.Close()
+
+	block := make([]byte, opts.SizeKB<<10)
+	for i := range block {
+		block[i] = byte(rand.IntN(256))
+	}
+
+	// The base workspace, imported in bulk as a host mount would be.
+	start := time.Now()
+	fmt.Fprintf(opts.Log, "building a workspace of %d files of %d KiB...\n", n, opts.SizeKB)
+	base, err := buildBase(ctx, repo, store, block, n, opts.Log)
+	if err != nil {
+		return res, err
+	}
+	res.BuildSec = time.Since(start).Seconds()
+	res.Dirs = base.Tree.Len() - int(base.Tree.Files())
+
+	s, err := repo.NewSession(ctx, snapshot.SessionOptions{Base: base.ID})
+	if err != nil {
+		return res, err
+	}
+
+	fmt.Fprintln(opts.Log, "timing fork, restore and snapshot...")
+	res.ForkMs, err = median(opts.Repeats, func() (time.Duration, error) {
+		time.Sleep(50 * time.Millisecond) // let the pool of prepared session dirs refill
+		quiesce(root)
+		t := time.Now()
+		f, err := repo.Fork(ctx, snapshot.Source{Snapshot: base.ID}, snapshot.SessionOptions{})
+		d := time.Since(t)
+		if err == nil {
+			err = repo.DeleteSession(f.ID())
+		}
+		return d, err
+	})
+	if err != nil {
+		return res, fmt.Errorf("fork: %w", err)
+	}
+	rnd := rand.New(rand.NewPCG(1, uint64(n)))
+	change := func(k int) error {
+		for range k {
+			i := rnd.IntN(n)
+			if _, err := s.WriteFile(ctx, fileLayout(i), bytes.NewReader(content(block, n+rnd.IntN(1<<30))), vfs.WriteOptions{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	res.RestoreMs, err = median(opts.Repeats, func() (time.Duration, error) {
+		if err := change(10); err != nil {
+			return 0, err
+		}
+		quiesce(root)
+		t := time.Now()
+		err := repo.Restore(ctx, s, base.ID)
+		return time.Since(t), err
+	})
+	if err != nil {
+		return res, fmt.Errorf("restore: %w", err)
+	}
+	res.SnapshotDirty10Ms, err = median(opts.Repeats, func() (time.Duration, error) {
+		if err := change(10); err != nil {
+			return 0, err
+		}
+		quiesce(root)
+		t := time.Now()
+		_, err := repo.Snapshot(ctx, s, "dirty10")
+		return time.Since(t), err
+	})
+	if err != nil {
+		return res, fmt.Errorf("snapshot after 10 changes: %w", err)
+	}
+
+	res.MetaBytesPerFile = metaBytesPerFile(base.Tree)
+
+	fmt.Fprintln(opts.Log, "timing the first full snapshots...")
+	if res.SnapshotFullBlobsMs, err = fullSnapshot(ctx, repo, block, n, false); err != nil {
+		return res, err
+	}
+	if res.SnapshotFullMs, err = fullSnapshot(ctx, repo, block, n, true); err != nil {
+		return res, err
+	}
+
+	fmt.Fprintln(opts.Log, "timing cp -a of the same tree...")
+	tree := filepath.Join(root, "materialized")
+	if _, err := repo.Materialize(ctx, snapshot.Source{Snapshot: base.ID}, tree); err != nil {
+		return res, err
+	}
+	quiesce(root)
+	t := time.Now()
+	if out, err := exec.CommandContext(ctx, "cp", "-a", tree, filepath.Join(root, "copy")).CombinedOutput(); err != nil {
+		return res, fmt.Errorf("cp -a: %v: %s", err, out)
+	}
+	res.CpAMs = ms(time.Since(t))
+	res.FullVsCpA = round(res.SnapshotFullMs / res.CpAMs)
+	return res, nil
+}
+
+// buildBase writes n files' content to the store, deferred and in parallel,
+// and commits the tree as a snapshot.
+func buildBase(ctx context.Context, repo *snapshot.Repo, store snapshot.Store, block []byte, n int, log io.Writer) (*snapshot.Snapshot, error) {
+	now := time.Now().UnixMilli()
+	tb := vfs.NewTreeBuilder(vfs.Node{Kind: vfs.KindDir, Mode: vfs.DefaultDirMode, Version: 1, Ino: 1, Created: now, Updated: now})
+	hashes := make([]vfs.Hash, n)
+	err := parallel(n, func(i int) error {
+		h, _, err := store.Put(ctx, snapshot.Blobs, bytes.NewReader(content(block, i)), snapshot.PutOptions{Deferred: true})
+		hashes[i] = h
+		if i > 0 && i%10000 == 0 {
+			fmt.Fprintf(log, "  %d/%d files\n", i, n)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := store.Sync(ctx); err != nil {
+		return nil, err
+	}
+	ino := uint64(1)
+	for i := range n {
+		p := fileLayout(i)
+		p.Ancestors(func(a vfs.Path) bool {
+			if _, ok := tb.Get(a); ok {
+				return false
+			}
+			ino++
+			tb.Set(a, vfs.Node{Kind: vfs.KindDir, Mode: vfs.DefaultDirMode, Version: 1, Ino: ino, Created: now, Updated: now})
+			return true
+		})
+		ino++
+		tb.Set(p, vfs.Node{Kind: vfs.KindFile, Mode: vfs.DefaultFileMode, Size: int64(len(block)), Version: 1,
+			Ino: ino, Created: now, Updated: now, Blob: hashes[i], Encoding: vfs.EncodingBinary})
+	}
+	return repo.CommitTree(ctx, tb.Tree(), "bench base")
+}
+
+// fullSnapshot times the first snapshot of a fresh session holding n new
+// files, written through handles (viaHandles) or by whole-file writes.
+func fullSnapshot(ctx context.Context, repo *snapshot.Repo, block []byte, n int, viaHandles bool) (float64, error) {
+	s, err := repo.NewSession(ctx, snapshot.SessionOptions{})
+	if err != nil {
+		return 0, err
+	}
+	defer repo.DeleteSession(s.ID())
+	rctx := vfs.Relaxed(ctx)
+	for i := range n {
+		p := fileLayout(i)
+		if _, err := s.Mkdir(rctx, p.Parent(), vfs.MkdirOptions{Parents: true}); err != nil {
+			return 0, err
+		}
+	}
+	offset := 2 * n // distinct from every earlier content
+	err = parallel(n, func(i int) error {
+		data := content(block, offset+i)
+		if !viaHandles {
+			_, err := s.WriteFile(rctx, fileLayout(i), bytes.NewReader(data), vfs.WriteOptions{})
+			return err
+		}
+		h, err := s.OpenFile(rctx, fileLayout(i), os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := h.WriteAt(data, 0); err != nil {
+			return err
+		}
+		return h.Close()
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := s.Sync(); err != nil {
+		return 0, err
+	}
+	quiesce(filepath.Dir(s.Dir()))
+	t := time.Now()
+	_, err = repo.Snapshot(ctx, s, "full")
+	return ms(time.Since(t)), err
+}
+
+// metaBytesPerFile measures the Go heap one session's tree takes, per file:
+// the live heap with a private copy of the tree minus the live heap once the
+// copy is dropped, both measured at the same point.
+func metaBytesPerFile(t vfs.Tree) float64 {
+	root, _ := t.Get(vfs.Root)
+	tb := vfs.NewTreeBuilder(root)
+	_ = t.Walk(vfs.Root, func(p vfs.Path, n vfs.Node) error {
+		tb.Set(vfs.Path(string([]byte(p))), n) // fresh path strings: count them too
+		return nil
+	})
+	cp := tb.Tree()
+	var with, without runtime.MemStats
+	fullGC()
+	runtime.ReadMemStats(&with)
+	runtime.KeepAlive(cp)
+	cp = vfs.Tree{}
+	fullGC()
+	runtime.ReadMemStats(&without)
+	return round(float64(int64(with.HeapAlloc)-int64(without.HeapAlloc)) / float64(t.Files()))
+}
+
+// fullGC collects twice: objects kept by sync.Pool survive one collection.
+func fullGC() {
+	runtime.GC()
+	runtime.GC()
+}
+
+// parallel runs fn for 0..n-1 on a few goroutines, returning the first error.
+func parallel(n int, fn func(i int) error) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		ferr error
+	)
+	next := make(chan int)
+	for range 4 * runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if ferr == nil {
+						ferr = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return ferr
+}
+
+// median runs fn k times and returns the median duration in milliseconds.
+func median(k int, fn func() (time.Duration, error)) (float64, error) {
+	var ds []time.Duration
+	for range k {
+		d, err := fn()
+		if err != nil {
+			return 0, err
+		}
+		ds = append(ds, d)
+	}
+	slices.Sort(ds)
+	return ms(ds[len(ds)/2]), nil
+}
+
+func ms(d time.Duration) float64 { return round(float64(d) / float64(time.Millisecond)) }
+
+func round(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
+
+// quiesce flushes the filesystem holding dir, off the clock, so that a timed
+// operation does not pay for the writes of the untimed setup before it (on
+// ext4 an fdatasync commits every pending metadata change of the whole
+// filesystem). It does not evict the page cache.
+func quiesce(dir string) {
+	if f, err := os.Open(dir); err == nil {
+		_ = unix.Syncfs(int(f.Fd()))
+		f.Close()
+	}
+}
