@@ -74,12 +74,14 @@ type nodeDecoder struct {
 	err error
 }
 
+// uvarint reads an unsigned varint, refusing overlong encodings: every
+// value has exactly one encoding.
 func (d *nodeDecoder) uvarint() uint64 {
 	if d.err != nil {
 		return 0
 	}
 	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
+	if n <= 0 || n != len(binary.AppendUvarint(nil, v)) {
 		d.err = ErrBadEncoding
 		return 0
 	}
@@ -92,7 +94,7 @@ func (d *nodeDecoder) varint() int64 {
 		return 0
 	}
 	v, n := binary.Varint(d.b)
-	if n <= 0 {
+	if n <= 0 || n != len(binary.AppendVarint(nil, v)) {
 		d.err = ErrBadEncoding
 		return 0
 	}
@@ -114,7 +116,7 @@ func (d *nodeDecoder) bytes(n uint64) []byte {
 }
 
 // DecodeNode decodes one node record from the front of b and returns the
-// rest of b.
+// rest of b. It accepts only canonical encodings, as AppendNode writes them.
 func DecodeNode(b []byte) (name string, n Node, rest []byte, err error) {
 	d := &nodeDecoder{b: b}
 	name = string(d.bytes(d.uvarint()))
@@ -122,7 +124,11 @@ func DecodeNode(b []byte) (name string, n Node, rest []byte, err error) {
 	if d.err == nil {
 		n.Kind, n.Encoding = Kind(head[0]), Encoding(head[1])
 	}
-	n.Mode = fs.FileMode(d.uvarint())
+	mode := d.uvarint()
+	if mode > uint64(fs.ModePerm) {
+		return "", Node{}, nil, fmt.Errorf("%w: mode %#o has more than permission bits", ErrBadEncoding, mode)
+	}
+	n.Mode = fs.FileMode(mode)
 	n.Size = d.varint()
 	n.Version = d.uvarint()
 	n.Ino = d.uvarint()
@@ -146,6 +152,10 @@ func DecodeNode(b []byte) (name string, n Node, rest []byte, err error) {
 	}
 	if n.Kind < KindFile || n.Kind > KindSymlink || n.Encoding > EncodingBinary || flags[0]&^(flagBlob|flagUpper|flagTarget) != 0 {
 		return "", Node{}, nil, fmt.Errorf("%w: bad kind, encoding or flags", ErrBadEncoding)
+	}
+	// A flagged field is never empty: the encoding is canonical.
+	if (flags[0]&flagBlob != 0 && n.Blob.IsZero()) || (flags[0]&flagUpper != 0 && n.Upper == 0) || (flags[0]&flagTarget != 0 && n.Target == "") {
+		return "", Node{}, nil, fmt.Errorf("%w: flagged field is empty", ErrBadEncoding)
 	}
 	return name, n, d.b, nil
 }

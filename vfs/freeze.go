@@ -35,11 +35,13 @@ func (f *Frozen) Release() {
 	f.s.mu.Unlock()
 }
 
-// frozenFile is an upper file being sealed.
+// frozenFile is an upper file being sealed. Freeze pins it (as a detached
+// handle does), so it stays on disk until sealed whatever happens to the
+// node meanwhile.
 type frozenFile struct {
 	path Path
 	node Node
-	rd   Blob
+	uf   *upperFile
 }
 
 // Freeze captures the session's state for a snapshot. Its cost grows with
@@ -56,11 +58,7 @@ func (s *Session) Freeze(ctx context.Context) (*Frozen, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		for _, ff := range files {
-			ff.rd.Close()
-		}
-	}()
+	defer s.unpinFrozen(files)
 
 	e := &Event{Op: OpSeal, Time: s.now()}
 	seals, unpins, err := s.sealAll(ctx, files)
@@ -103,8 +101,18 @@ func (s *Session) sealAll(ctx context.Context, files []frozenFile) ([]Seal, []fu
 		wg.Go(func() {
 			for i := range work {
 				ff := files[i]
-				sn := &sniffer{r: readerOf(ff.rd)}
-				h, size, unpin, err := s.opts.Blobs.Put(ctx, sn, true)
+				var (
+					h     Hash
+					size  int64
+					unpin func()
+				)
+				sn := &sniffer{}
+				rd, err := ff.uf.openReader()
+				if err == nil {
+					sn.r = readerOf(rd)
+					h, size, unpin, err = s.opts.Blobs.Put(ctx, sn, true)
+					rd.Close()
+				}
 				if err == nil && size != ff.node.Size {
 					unpin()
 					err = fmt.Errorf("upper file is %d bytes, committed size is %d", size, ff.node.Size)
@@ -141,7 +149,7 @@ func (s *Session) sealAll(ctx context.Context, files []frozenFile) ([]Seal, []fu
 
 // freezeUppers is Freeze's first phase, under the session lock: commit
 // pending handle writes, freeze every upper file so later writes copy up
-// anew, open a reader on each, and capture the tree and what changed.
+// anew, pin each, and capture the tree and what changed.
 func (s *Session) freezeUppers() ([]frozenFile, *Frozen, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -152,19 +160,17 @@ func (s *Session) freezeUppers() ([]frozenFile, *Frozen, error) {
 	for p, n := range s.upperNodesLocked() {
 		uf := s.uppers[n.Upper]
 		if _, _, err := s.commitUpperLocked("snapshot", p, n.Ino, uf); err != nil {
-			closeAll(files)
+			for _, ff := range files {
+				s.releaseUpperLocked(ff.uf)
+			}
 			return nil, nil, err
 		}
 		n, _ = s.tree.Get(p)
 		uf.mu.Lock()
 		uf.frozen = true
 		uf.mu.Unlock()
-		rd, err := uf.openReader()
-		if err != nil {
-			closeAll(files)
-			return nil, nil, ioErr("snapshot", p, err)
-		}
-		files = append(files, frozenFile{path: p, node: n, rd: rd})
+		uf.refs++
+		files = append(files, frozenFile{path: p, node: n, uf: uf})
 	}
 	f := &Frozen{Tree: s.tree, Ref: s.ref, Seq: s.seq, Changes: make([]Change, 0, len(s.dirty)), epoch: s.restoreSeq, s: s}
 	for p, m := range s.dirty {
@@ -174,9 +180,13 @@ func (s *Session) freezeUppers() ([]frozenFile, *Frozen, error) {
 	return files, f, nil
 }
 
-func closeAll(files []frozenFile) {
+// unpinFrozen lets go of the upper files Freeze pinned; those the seal
+// dropped from the tree are removed now.
+func (s *Session) unpinFrozen(files []frozenFile) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for _, ff := range files {
-		ff.rd.Close()
+		s.releaseUpperLocked(ff.uf)
 	}
 }
 
