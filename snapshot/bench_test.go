@@ -1,10 +1,14 @@
 package snapshot_test
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/vfsd/vfsd/snapshot"
+	"github.com/vfsd/vfsd/vfs"
 )
 
 // BenchmarkFork times forking a snapshot into a new session; the pool of
@@ -32,5 +36,79 @@ func BenchmarkFork(b *testing.B) {
 		b.StopTimer()
 		r.DeleteSession(f.ID())
 		b.StartTimer()
+	}
+}
+
+// buildTree lays out n files, 50 per directory and 20 directories per
+// group, as bench cow does, with content hashes but no content.
+func buildTree(n int) vfs.Tree {
+	tb := vfs.NewTreeBuilder(vfs.Node{Kind: vfs.KindDir, Ino: 1, Mode: 0o755, Version: 1})
+	ino := uint64(1)
+	for i := range n {
+		d := i / 50
+		p := vfs.Path(fmt.Sprintf("g%03d/d%04d/f%05d.txt", d/20, d, i))
+		p.Ancestors(func(a vfs.Path) bool {
+			if _, ok := tb.Get(a); ok {
+				return false
+			}
+			ino++
+			tb.Set(a, vfs.Node{Kind: vfs.KindDir, Ino: ino, Mode: 0o755, Version: 1})
+			return true
+		})
+		ino++
+		tb.Set(p, vfs.Node{Kind: vfs.KindFile, Ino: ino, Mode: 0o644, Version: 1, Blob: vfs.HashOf([]byte(p)), Size: 8192})
+	}
+	return tb.Tree()
+}
+
+// BenchmarkSnapshotDirty10 times a snapshot after 10 random files changed,
+// at two workspace sizes: the cost must not grow with the workspace. The
+// memory store isolates the engine's work; the local one adds the disk.
+func BenchmarkSnapshotDirty10(b *testing.B) {
+	for _, backend := range []string{"memory", "local"} {
+		for _, n := range []int{2000, 50000} {
+			b.Run(fmt.Sprintf("%s/files=%d", backend, n), func(b *testing.B) {
+				var store snapshot.Store = snapshot.NewMemory()
+				if backend == "local" {
+					local, err := snapshot.OpenLocal(b.TempDir())
+					if err != nil {
+						b.Fatal(err)
+					}
+					store = local
+				}
+				r, err := snapshot.OpenRepo(ctx, store, b.TempDir(), snapshot.RepoOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer func() { r.Close(); store.Close() }()
+				base, err := r.CommitTree(ctx, buildTree(n), "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				s, err := r.NewSession(ctx, snapshot.SessionOptions{Base: base.ID})
+				if err != nil {
+					b.Fatal(err)
+				}
+				rnd := rand.New(rand.NewPCG(1, 2))
+				for i := 0; b.Loop(); i++ {
+					b.StopTimer()
+					for range 10 {
+						f := rnd.IntN(n)
+						d := f / 50
+						p := vfs.Path(fmt.Sprintf("g%03d/d%04d/f%05d.txt", d/20, d, f))
+						if _, err := s.WriteFile(vfs.Relaxed(ctx), p, strings.NewReader(fmt.Sprint(i, f)), vfs.WriteOptions{}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := store.Sync(ctx); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					if _, err := r.Snapshot(ctx, s, ""); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -33,15 +33,15 @@ func newDirHashes() dirHashes { return immutable.NewSortedMap[vfs.Path, vfs.Hash
 // encodeDir returns the manifest of directory d of t. Child directories'
 // hashes come from hashOf.
 func encodeDir(t vfs.Tree, d vfs.Path, hashOf func(vfs.Path) (vfs.Hash, error)) ([]byte, error) {
-	b := []byte(manifestFormat)
+	b := make([]byte, 0, 4096)
+	b = append(b, manifestFormat...)
 	var err error
 	t.Children(d, func(name string, n vfs.Node) bool {
-		child := d.Join(name)
 		switch {
 		case n.IsDir():
-			n.Blob, err = hashOf(child)
+			n.Blob, err = hashOf(d.Join(name))
 		case n.IsFile() && (n.Upper != 0 || n.Blob.IsZero()):
-			err = fmt.Errorf("manifest of %s: file %s has no blob", d, child)
+			err = fmt.Errorf("manifest of %s: file %s has no blob", d, d.Join(name))
 		}
 		if err != nil {
 			return false

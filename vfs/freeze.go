@@ -222,8 +222,13 @@ func (s *Session) upperNodesLocked() map[Path]Node {
 // the changes f reported are no longer pending, and the next Freeze reports
 // changes relative to id. If the session was restored since f was frozen,
 // the snapshot no longer describes its lineage and nothing is recorded.
+//
+// It does not wait for the journal to reach the disk: the mark only saves
+// work. Should a crash lose it, the session's reference stays the earlier
+// snapshot and the next Freeze reports a few more changes; the snapshot
+// itself is whatever durable record the caller wrote.
 func (s *Session) MarkSnapshot(ctx context.Context, f *Frozen, id string) error {
-	_, _, err := s.mutate(ctx, "snapshot", func(Tree) (*Event, error) {
+	_, _, err := s.mutate(Relaxed(ctx), "snapshot", func(Tree) (*Event, error) {
 		if s.restoreSeq != f.epoch {
 			return nil, nil
 		}

@@ -34,7 +34,7 @@ func newBenchCowCmd() *cobra.Command {
 		Long: `Builds a workspace of each size, then times, in the same run: fork, restore,
 a snapshot after changing 10 files, the first full snapshot, and cp -a of a
 materialized copy of the same tree. Prints one JSON object per size.`,
-		Args: cobra.NoArgs,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sizes, err := parseSizes(files)
 			if err != nil {

@@ -26,6 +26,16 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// usageArgs marks a positional-argument check's failures as usage errors.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{fmt.Errorf("%w (see 'vfsd %s --help')", err, cmd.CommandPath()[len("vfsd "):])}
+		}
+		return nil
+	}
+}
+
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "vfsd",
