@@ -510,4 +510,3 @@ func TestModel(t *testing.T) {
 		})
 	})
 }
-
