@@ -289,18 +289,40 @@ func reduceRename(t Tree, e *Event) (Tree, error) {
 			return Tree{}, err
 		}
 	}
-	paths, nodes := subtree(t, from)
-	for _, q := range paths {
-		t = t.delete(q)
+	return moveSubtrees(t, e.Time, move{from, to}), nil
+}
+
+// move is one subtree to move: from its root to its new root.
+type move struct{ from, to Path }
+
+// moveSubtrees moves whole subtrees at once — all are lifted out before any
+// is put down, so two can swap places — and records the change in the
+// parent directories.
+func moveSubtrees(t Tree, now int64, moves ...move) Tree {
+	type lifted struct {
+		paths []Path
+		nodes []Node
 	}
-	for i, q := range paths {
-		t = t.set(q.Rebase(from, to), nodes[i])
+	all := make([]lifted, len(moves))
+	for i, m := range moves {
+		all[i].paths, all[i].nodes = subtree(t, m.from)
+		for _, q := range all[i].paths {
+			t = t.delete(q)
+		}
 	}
-	t = touchDir(t, from.Parent(), e.Time)
-	if to.Parent() != from.Parent() {
-		t = touchDir(t, to.Parent(), e.Time)
+	touched := map[Path]bool{}
+	for i, m := range moves {
+		for j, q := range all[i].paths {
+			t = t.set(q.Rebase(m.from, m.to), all[i].nodes[j])
+		}
+		for _, dir := range []Path{m.from.Parent(), m.to.Parent()} {
+			if !touched[dir] {
+				touched[dir] = true
+				t = touchDir(t, dir, now)
+			}
+		}
 	}
-	return t, nil
+	return t
 }
 
 func reduceExchange(t Tree, e *Event) (Tree, error) {
@@ -314,25 +336,7 @@ func reduceExchange(t Tree, e *Event) (Tree, error) {
 	if a == b {
 		return t, nil
 	}
-	pa, na := subtree(t, a)
-	pb, nb := subtree(t, b)
-	for _, q := range pa {
-		t = t.delete(q)
-	}
-	for _, q := range pb {
-		t = t.delete(q)
-	}
-	for i, q := range pa {
-		t = t.set(q.Rebase(a, b), na[i])
-	}
-	for i, q := range pb {
-		t = t.set(q.Rebase(b, a), nb[i])
-	}
-	t = touchDir(t, a.Parent(), e.Time)
-	if b.Parent() != a.Parent() {
-		t = touchDir(t, b.Parent(), e.Time)
-	}
-	return t, nil
+	return moveSubtrees(t, e.Time, move{a, b}, move{b, a}), nil
 }
 
 // reduceAttr applies a metadata change: set, if not nil, edits the node; the

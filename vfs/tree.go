@@ -25,10 +25,33 @@ func subtreeEnd(p Path) Path { return p + "\x01" }
 // parent directory. It also carries running totals (files, bytes) and the
 // highest inode number handed out, so that new inodes are deterministic.
 type Tree struct {
-	m      *immutable.SortedMap[Path, Node]
-	maxIno uint64
-	files  int64
-	bytes  int64
+	m *immutable.SortedMap[Path, Node]
+	totals
+}
+
+// totals are a tree's running counts, kept as nodes come and go.
+type totals struct {
+	maxIno uint64 // highest inode handed out
+	files  int64  // regular files
+	bytes  int64  // their total size
+}
+
+// replace accounts for old (if there was one) giving way to n.
+func (c *totals) replace(old Node, hadOld bool, n Node) {
+	c.remove(old, hadOld)
+	if n.IsFile() {
+		c.files++
+		c.bytes += n.Size
+	}
+	c.maxIno = max(c.maxIno, n.Ino)
+}
+
+// remove accounts for old (if there was one) leaving.
+func (c *totals) remove(old Node, hadOld bool) {
+	if hadOld && old.IsFile() {
+		c.files--
+		c.bytes -= old.Size
+	}
 }
 
 // EmptyTree returns a tree holding only the root directory, created at the
@@ -36,7 +59,7 @@ type Tree struct {
 func EmptyTree(now int64) Tree {
 	root := Node{Kind: KindDir, Mode: DefaultDirMode, Version: 1, Ino: 1, Created: now, Updated: now}
 	m := immutable.NewSortedMap[Path, Node](pathComparer{})
-	return Tree{m: m.Set(Root, root), maxIno: 1}
+	return Tree{m: m.Set(Root, root), totals: totals{maxIno: 1}}
 }
 
 // Get returns the node at p.
@@ -121,25 +144,16 @@ func (t Tree) HasChildren(dir Path) bool {
 
 // set returns t with p set to n, keeping the totals and inode high-water mark.
 func (t Tree) set(p Path, n Node) Tree {
-	if old, ok := t.m.Get(p); ok && old.IsFile() {
-		t.files--
-		t.bytes -= old.Size
-	}
-	if n.IsFile() {
-		t.files++
-		t.bytes += n.Size
-	}
-	t.maxIno = max(t.maxIno, n.Ino)
+	old, ok := t.m.Get(p)
+	t.replace(old, ok, n)
 	t.m = t.m.Set(p, n)
 	return t
 }
 
 // delete returns t without p (not its descendants).
 func (t Tree) delete(p Path) Tree {
-	if old, ok := t.m.Get(p); ok && old.IsFile() {
-		t.files--
-		t.bytes -= old.Size
-	}
+	old, ok := t.m.Get(p)
+	t.remove(old, ok)
 	t.m = t.m.Delete(p)
 	return t
 }
@@ -153,10 +167,8 @@ func (t *Tree) nextIno() uint64 {
 // TreeBuilder builds a Tree in bulk, faster than one change at a time. Use it
 // to load snapshots and import host folders.
 type TreeBuilder struct {
-	b      *immutable.SortedMapBuilder[Path, Node]
-	maxIno uint64
-	files  int64
-	bytes  int64
+	b *immutable.SortedMapBuilder[Path, Node]
+	totals
 }
 
 // NewTreeBuilder starts a tree with the given root directory node.
@@ -169,15 +181,8 @@ func NewTreeBuilder(root Node) *TreeBuilder {
 // Set adds or replaces the node at p. The caller keeps the tree well formed:
 // every node's parent must be a directory by the time Tree is called.
 func (tb *TreeBuilder) Set(p Path, n Node) {
-	if old, ok := tb.b.Get(p); ok && old.IsFile() {
-		tb.files--
-		tb.bytes -= old.Size
-	}
-	if n.IsFile() {
-		tb.files++
-		tb.bytes += n.Size
-	}
-	tb.maxIno = max(tb.maxIno, n.Ino)
+	old, ok := tb.b.Get(p)
+	tb.replace(old, ok, n)
 	tb.b.Set(p, n)
 }
 
@@ -190,5 +195,5 @@ func (tb *TreeBuilder) SetMaxIno(ino uint64) { tb.maxIno = max(tb.maxIno, ino) }
 
 // Tree returns the built tree. The builder must not be used afterwards.
 func (tb *TreeBuilder) Tree() Tree {
-	return Tree{m: tb.b.Map(), maxIno: tb.maxIno, files: tb.files, bytes: tb.bytes}
+	return Tree{m: tb.b.Map(), totals: tb.totals}
 }
