@@ -2,7 +2,6 @@ package snapshot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,12 +19,9 @@ import (
 // LocalFormat is the format a LocalStore records in its marker file.
 const LocalFormat = "vfsd-store/1"
 
-// localMarker is the name of the marker file at the root of a LocalStore.
-const localMarker = "store.json"
-
-// localTmp is the directory under the store root that holds objects being
-// written; it is on the same filesystem as the objects, so a finished object
-// is published by a rename.
+// localTmp is the directory under the store root in which Put creates the
+// files of objects being written; it is on the same filesystem as the
+// objects, so a finished file is published by a link (or a rename).
 const localTmp = "tmp"
 
 // ErrCorruptObject is matched (errors.Is) by errors reporting an object
@@ -39,10 +35,15 @@ var ErrCorruptObject = errors.New("object content does not match its hash")
 //	                                     xx being the hash's first two hex digits
 //	<dir>/tmp/                           objects being written
 //
-// Put streams content into tmp/ while hashing it, reads the file back to
-// verify it, and renames it into place without replacing an existing object.
-// Unless the Put is deferred, the file and its directory are fsynced before
-// Put returns. Objects are never opened for writing.
+// Put hashes content of up to 1 MiB in memory and does nothing more if the
+// object exists. It writes new content (streaming and hashing content over
+// 1 MiB) to a new read-only temporary file in tmp/, reads the file back to
+// verify it, and publishes it without replacing an existing object: by
+// linking it into place if it is an unnamed (O_TMPFILE) file, which Put
+// uses on filesystems where that is as durable as a rename (see
+// LocalTempFiles), else by renaming it. Unless the Put is deferred, the file
+// and its directory are fsynced before Put returns. Published objects are
+// never opened for writing.
 //
 // A LocalStore holds an exclusive lock (flock) on its directory from
 // OpenLocal to Close, so that one process at a time uses it: OpenLocal clears
@@ -56,13 +57,16 @@ type LocalStore struct {
 	mu     sync.RWMutex
 	root   *os.File // the store directory, locked; used for Syncfs
 	closed atomic.Bool
+
+	// tmpfileOK is whether Put can create and link unnamed temporary files:
+	// false if /proc is missing, or once the filesystem has refused
+	// O_TMPFILE. tmpfileSafe is whether the filesystem makes a linked
+	// unnamed file as durable as a renamed named one (localTmpfileSafe).
+	tmpfileOK   atomic.Bool
+	tmpfileSafe bool
 }
 
 var _ Store = (*LocalStore)(nil)
-
-type localMarkerFile struct {
-	Format string `json:"format"`
-}
 
 // OpenLocal opens the store in dir, creating dir and an empty store if dir
 // does not exist or is empty. It refuses a non-empty directory that is not a
@@ -101,174 +105,12 @@ func OpenLocal(dir string) (*LocalStore, error) {
 	if err := s.clearTmp(); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
+	// Without /proc an unnamed file cannot be linked into place.
+	_, err = os.Stat(localProcFD)
+	s.tmpfileOK.Store(err == nil)
+	s.tmpfileSafe = localTmpfileSafe(s.tmpDir)
 	ok = true
 	return s, nil
-}
-
-// localLockDir takes an exclusive, non-blocking flock on the open directory; the
-// lock lasts until the file is closed.
-func localLockDir(root *os.File) error {
-	rc, err := root.SyscallConn()
-	if err != nil {
-		return fmt.Errorf("lock: %w", err)
-	}
-	var lerr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			lerr = unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB)
-			if lerr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return fmt.Errorf("lock: %w", err)
-	}
-	if errors.Is(lerr, unix.EWOULDBLOCK) {
-		return errors.New("store is in use by another process (or another LocalStore in this one)")
-	}
-	if lerr != nil {
-		return fmt.Errorf("lock: %w", lerr)
-	}
-	return nil
-}
-
-// localCheckOrCreateMarker validates dir's store.json, or writes one when dir is
-// empty (durably, before anything else is created, so that a crash during
-// initialisation leaves a store the next open completes).
-func localCheckOrCreateMarker(dir string, root *os.File) error {
-	path := filepath.Join(dir, localMarker)
-	data, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		var m localMarkerFile
-		if err := json.Unmarshal(data, &m); err != nil {
-			return fmt.Errorf("invalid marker %s: %w", path, err)
-		}
-		if m.Format != LocalFormat {
-			return fmt.Errorf("marker %s: unsupported store format %q (want %q)", path, m.Format, LocalFormat)
-		}
-		return nil
-	case !errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("read marker: %w", err)
-	}
-	tmp := path + ".tmp" // a leftover of an interrupted creation is ignored
-	names, err := root.Readdirnames(8)
-	if _, serr := root.Seek(0, io.SeekStart); serr != nil && err == nil {
-		err = serr
-	}
-	if err != nil && err != io.EOF {
-		return fmt.Errorf("read directory: %w", err)
-	}
-	for _, name := range names {
-		if name != localMarker+".tmp" {
-			return fmt.Errorf("not a vfsd store: directory is not empty and has no %s (found %q)", localMarker, name)
-		}
-	}
-	data, err = json.Marshal(localMarkerFile{Format: LocalFormat})
-	if err != nil {
-		return fmt.Errorf("write marker: %w", err)
-	}
-	data = append(data, '\n')
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("write marker: %w", err)
-	}
-	if err := localWriteFileSync(tmp, data, 0o444); err != nil {
-		return fmt.Errorf("write marker: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write marker: %w", err)
-	}
-	if err := root.Sync(); err != nil {
-		return fmt.Errorf("write marker: sync %s: %w", dir, err)
-	}
-	return nil
-}
-
-func localWriteFileSync(path string, data []byte, perm os.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// makeDirs creates tmp/ and every namespace's 256 fan-out directories that
-// are missing, so that Put never creates directories, and fsyncs the parents
-// of whatever it created.
-func (s *LocalStore) makeDirs() error {
-	created, err := localMkdirIfMissing(s.tmpDir)
-	if err != nil {
-		return err
-	}
-	rootDirty := created
-	for _, ns := range Namespaces {
-		nsDir := filepath.Join(s.dir, string(ns))
-		created, err := localMkdirIfMissing(nsDir)
-		if err != nil {
-			return err
-		}
-		rootDirty = rootDirty || created
-		nsDirty := false
-		for i := range 256 {
-			created, err := localMkdirIfMissing(filepath.Join(nsDir, fmt.Sprintf("%02x", i)))
-			if err != nil {
-				return err
-			}
-			nsDirty = nsDirty || created
-		}
-		if nsDirty {
-			if err := localSyncDir(nsDir); err != nil {
-				return err
-			}
-		}
-	}
-	if rootDirty {
-		if err := s.root.Sync(); err != nil {
-			return fmt.Errorf("sync %s: %w", s.dir, err)
-		}
-	}
-	return nil
-}
-
-func localMkdirIfMissing(path string) (created bool, err error) {
-	err = os.Mkdir(path, 0o700)
-	if err == nil {
-		return true, nil
-	}
-	if errors.Is(err, fs.ErrExist) {
-		fi, serr := os.Stat(path)
-		if serr == nil && fi.IsDir() {
-			return false, nil
-		}
-		if serr == nil {
-			return false, fmt.Errorf("%s exists and is not a directory", path)
-		}
-		return false, serr
-	}
-	return false, err
-}
-
-// clearTmp removes everything in tmp/: files there belong to Puts that never
-// finished, and the directory lock guarantees none is running.
-func (s *LocalStore) clearTmp() error {
-	entries, err := os.ReadDir(s.tmpDir)
-	if err != nil {
-		return fmt.Errorf("clear temporary files: %w", err)
-	}
-	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(s.tmpDir, e.Name())); err != nil {
-			return fmt.Errorf("clear temporary files: %w", err)
-		}
-	}
-	return nil
 }
 
 // Dir returns the store's directory (absolute).
@@ -290,157 +132,6 @@ func (s *LocalStore) check(ctx context.Context, op string, ns Namespace) error {
 		return fmt.Errorf("%s %s: %w", op, ns, err)
 	}
 	return checkStoreNamespace(op, ns)
-}
-
-// Put stores r's content in ns and returns its hash and size; see Store.
-// The content is written to a temporary file while hashed. If the object
-// already exists the temporary file is dropped (a durable Put then syncs the
-// existing object, which may come from a deferred Put). Otherwise the file
-// is made read-only, fdatasynced unless opts.Deferred, read back through a
-// fresh descriptor and re-hashed (a mismatch fails the Put and stores
-// nothing), renamed into place without replacing an object of the same name,
-// and its directory is fsynced unless opts.Deferred. A Put whose context is
-// done while it reads or verifies content fails with the context's error and
-// stores nothing; a Put is never left half-stored.
-func (s *LocalStore) Put(ctx context.Context, ns Namespace, r io.Reader, opts PutOptions) (vfs.Hash, int64, error) {
-	const op = "put"
-	if err := s.check(ctx, op, ns); err != nil {
-		return vfs.Hash{}, 0, err
-	}
-	h, n, err := s.put(ctx, ns, r, opts)
-	if err != nil {
-		return vfs.Hash{}, 0, fmt.Errorf("put %s: %w", ns, err)
-	}
-	return h, n, nil
-}
-
-func (s *LocalStore) put(ctx context.Context, ns Namespace, r io.Reader, opts PutOptions) (vfs.Hash, int64, error) {
-	tmp, err := os.CreateTemp(s.tmpDir, "put-*")
-	if err != nil {
-		return vfs.Hash{}, 0, fmt.Errorf("create temporary file: %w", err)
-	}
-	tmpName := tmp.Name()
-	published := false
-	defer func() {
-		if tmp != nil {
-			tmp.Close()
-		}
-		if !published {
-			os.Remove(tmpName)
-		}
-	}()
-
-	hasher := vfs.NewHasher()
-	n, err := copyBuffered(io.MultiWriter(tmp, hasher), &cancelReader{ctx: ctx, r: r})
-	if err != nil {
-		if cerr := ctx.Err(); cerr != nil {
-			return vfs.Hash{}, 0, cerr
-		}
-		return vfs.Hash{}, 0, fmt.Errorf("write %s: %w", tmpName, err)
-	}
-	h := vfs.SumHash(hasher)
-
-	final := s.ObjectPath(ns, h)
-	if _, err := os.Lstat(final); err == nil {
-		return h, n, s.dedup(final, opts)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return vfs.Hash{}, 0, fmt.Errorf("stat %s: %w", final, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return vfs.Hash{}, 0, err
-	}
-	if err := tmp.Chmod(0o444); err != nil {
-		return vfs.Hash{}, 0, fmt.Errorf("chmod %s: %w", tmpName, err)
-	}
-	if !opts.Deferred {
-		if err := localFdatasync(tmp); err != nil {
-			return vfs.Hash{}, 0, fmt.Errorf("sync %s: %w", tmpName, err)
-		}
-	}
-	err = tmp.Close()
-	tmp = nil
-	if err != nil {
-		return vfs.Hash{}, 0, fmt.Errorf("close %s: %w", tmpName, err)
-	}
-	// Read the written file back before publishing it, so that a bad object
-	// is never visible (and no concurrent Put deduplicates against one).
-	// The object is published by a rename of this very inode.
-	if err := localVerifyFile(ctx, tmpName, h, n); err != nil {
-		return vfs.Hash{}, 0, fmt.Errorf("verify after write: %w", err)
-	}
-	switch err := localRenameNoReplace(tmpName, final); {
-	case errors.Is(err, fs.ErrExist):
-		// A concurrent Put of the same content won.
-		return h, n, s.dedup(final, opts)
-	case err != nil:
-		return vfs.Hash{}, 0, fmt.Errorf("publish object: %w", err)
-	}
-	published = true
-	if !opts.Deferred {
-		if err := localSyncDir(filepath.Dir(final)); err != nil {
-			return vfs.Hash{}, 0, err
-		}
-	}
-	return h, n, nil
-}
-
-// dedup handles a Put of content that is already stored. A durable Put syncs
-// the existing object and its directory entry, which a deferred Put may have
-// left unsynced.
-func (s *LocalStore) dedup(final string, opts PutOptions) error {
-	if opts.Deferred {
-		return nil
-	}
-	f, err := os.Open(final)
-	if err != nil {
-		return fmt.Errorf("sync existing object: %w", err)
-	}
-	err = localFdatasync(f)
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("sync existing object %s: %w", final, err)
-	}
-	return localSyncDir(filepath.Dir(final))
-}
-
-// localRenameNoReplace renames from to to, failing with an error matching
-// fs.ErrExist if to exists. Where the filesystem lacks RENAME_NOREPLACE it
-// falls back to a plain rename (the caller has just checked that to is
-// missing; at worst identical content replaces identical content).
-func localRenameNoReplace(from, to string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
-	switch {
-	case err == nil:
-		return nil
-	case err == unix.EEXIST:
-		return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrExist}
-	case err == unix.EINVAL || err == unix.ENOSYS || err == unix.ENOTSUP:
-		return os.Rename(from, to)
-	default:
-		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
-	}
-}
-
-// localVerifyFile re-reads path through a fresh descriptor and checks that it
-// holds n bytes hashing to want.
-func localVerifyFile(ctx context.Context, path string, want vfs.Hash, n int64) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	hasher := vfs.NewHasher()
-	m, err := copyBuffered(hasher, &cancelReader{ctx: ctx, r: f})
-	if err != nil {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		return fmt.Errorf("read %s: %w", path, err)
-	}
-	if got := vfs.SumHash(hasher); got != want || m != n {
-		return fmt.Errorf("%s: %w: want %s (%d bytes), read %s (%d bytes)", path, ErrCorruptObject, want, n, got, m)
-	}
-	return nil
 }
 
 // Open returns a read-only reader for an object; the value also implements
@@ -665,62 +356,6 @@ func (b *fileBlob) ReadAt(p []byte, off int64) (int, error) { return b.f.ReadAt(
 func (b *fileBlob) Size() int64                             { return b.size }
 func (b *fileBlob) File() *os.File                          { return b.f }
 func (b *fileBlob) Close() error                            { return b.f.Close() }
-
-func localFdatasync(f *os.File) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			serr = unix.Fdatasync(int(fd))
-			if serr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return err
-	}
-	return serr
-}
-
-func localSyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync directory: %w", err)
-	}
-	err = d.Sync()
-	d.Close()
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
-}
-
-// copyBufs holds the buffers of copyBuffered.
-var copyBufs = sync.Pool{New: func() any { return new([64 << 10]byte) }}
-
-// copyBuffered is io.Copy with a pooled 64 KiB buffer (used as long as src
-// is not an io.WriterTo and dst not an io.ReaderFrom, as with cancelReader).
-func copyBuffered(dst io.Writer, src io.Reader) (int64, error) {
-	buf := copyBufs.Get().(*[64 << 10]byte)
-	defer copyBufs.Put(buf)
-	return io.CopyBuffer(dst, src, buf[:])
-}
-
-// cancelReader fails reads once its context is done.
-type cancelReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c *cancelReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
 
 // checkStoreNamespace fails for a namespace that is not in Namespaces.
 func checkStoreNamespace(op string, ns Namespace) error {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"io"
+	"os"
 	"testing"
 
 	"github.com/vfsd/vfsd/snapshot"
@@ -12,7 +13,12 @@ import (
 	"github.com/vfsd/vfsd/vfs"
 )
 
-const benchObjectSize = 8 << 10
+const (
+	benchObjectSize = 8 << 10
+	// benchLargeSize is larger than the content Put buffers in memory, so
+	// that Put streams it to a temporary file.
+	benchLargeSize = 4 << 20
+)
 
 // BenchmarkLocalPut stores distinct 8 KiB objects: durable (fdatasync of the
 // file and fsync of its directory per Put), deferred (no sync at all), and
@@ -29,43 +35,115 @@ func BenchmarkLocalPut(b *testing.B) {
 		{"deferred+sync256", true, 256},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			ctx := context.Background()
-			s, err := snapshot.OpenLocal(b.TempDir())
-			if err != nil {
+			benchPutDistinct(b, benchObjectSize, bc.deferred, bc.syncEvery)
+		})
+	}
+}
+
+// BenchmarkLocalPutLarge stores distinct 4 MiB objects, which Put streams
+// to a temporary file (durable and deferred).
+func BenchmarkLocalPutLarge(b *testing.B) {
+	for _, bc := range []struct {
+		name     string
+		deferred bool
+	}{
+		{"durable", false},
+		{"deferred", true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			benchPutDistinct(b, benchLargeSize, bc.deferred, 0)
+		})
+	}
+}
+
+// benchPutDistinct Puts size bytes of new content per iteration.
+func benchPutDistinct(b *testing.B, size int, deferred bool, syncEvery int) {
+	ctx := context.Background()
+	s := benchOpenLocal(b)
+	data := storetest.Random(42, size)
+	opts := snapshot.PutOptions{Deferred: deferred}
+	var r bytes.Reader
+	b.SetBytes(int64(size))
+	i := uint64(0)
+	for b.Loop() {
+		binary.LittleEndian.PutUint64(data, i) // distinct content: no dedup
+		i++
+		r.Reset(data)
+		if _, _, err := s.Put(ctx, snapshot.Blobs, &r, opts); err != nil {
+			b.Fatal(err)
+		}
+		if syncEvery > 0 && i%uint64(syncEvery) == 0 {
+			if err := s.Sync(ctx); err != nil {
 				b.Fatal(err)
 			}
-			defer s.Close()
-			data := storetest.Random(42, benchObjectSize)
+		}
+	}
+}
+
+// BenchmarkLocalPutDedup Puts content that is already stored (8 KiB, and
+// 4 MiB, which Put streams): a durable Put syncs the existing object and its
+// directory, a deferred one does not.
+func BenchmarkLocalPutDedup(b *testing.B) {
+	for _, bc := range []struct {
+		name     string
+		size     int
+		deferred bool
+	}{
+		{"durable", benchObjectSize, false},
+		{"deferred", benchObjectSize, true},
+		{"4MiB/durable", benchLargeSize, false},
+		{"4MiB/deferred", benchLargeSize, true},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			ctx := context.Background()
+			s := benchOpenLocal(b)
+			data := storetest.Random(43, bc.size)
+			if _, _, err := s.Put(ctx, snapshot.Blobs, bytes.NewReader(data), snapshot.PutOptions{}); err != nil {
+				b.Fatal(err)
+			}
 			opts := snapshot.PutOptions{Deferred: bc.deferred}
 			var r bytes.Reader
-			b.SetBytes(benchObjectSize)
-			i := uint64(0)
+			b.SetBytes(int64(bc.size))
 			for b.Loop() {
-				binary.LittleEndian.PutUint64(data, i) // distinct content: no dedup
-				i++
 				r.Reset(data)
 				if _, _, err := s.Put(ctx, snapshot.Blobs, &r, opts); err != nil {
 					b.Fatal(err)
-				}
-				if bc.syncEvery > 0 && i%uint64(bc.syncEvery) == 0 {
-					if err := s.Sync(ctx); err != nil {
-						b.Fatal(err)
-					}
 				}
 			}
 		})
 	}
 }
 
-// BenchmarkLocalOpenRead opens an 8 KiB object, reads it whole and closes
-// it, cycling over 1024 stored objects (warm page cache).
-func BenchmarkLocalOpenRead(b *testing.B) {
-	ctx := context.Background()
+// benchOpenLocal opens a store in b.TempDir(). VFSD_BENCH_TEMP=named or
+// unnamed makes its Puts use those temporary files, whatever the
+// filesystem (see snapshot.LocalTempFiles).
+func benchOpenLocal(b *testing.B) *snapshot.LocalStore {
+	b.Helper()
+	switch v := os.Getenv("VFSD_BENCH_TEMP"); v {
+	case "":
+	case "named", "unnamed":
+		tf := snapshot.LocalTempNamed
+		if v == "unnamed" {
+			tf = snapshot.LocalTempUnnamed
+		}
+		prev := snapshot.SetLocalTempFiles(tf)
+		b.Cleanup(func() { snapshot.SetLocalTempFiles(prev) })
+	default:
+		b.Fatalf("VFSD_BENCH_TEMP=%q: want named or unnamed", v)
+	}
 	s, err := snapshot.OpenLocal(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// BenchmarkLocalOpenRead opens an 8 KiB object, reads it whole and closes
+// it, cycling over 1024 stored objects (warm page cache).
+func BenchmarkLocalOpenRead(b *testing.B) {
+	ctx := context.Background()
+	s := benchOpenLocal(b)
 	const objects = 1024
 	hashes := make([]vfs.Hash, objects)
 	data := storetest.Random(7, benchObjectSize)

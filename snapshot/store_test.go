@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/snapshot/storetest"
@@ -29,6 +33,69 @@ func TestLocalStore(t *testing.T) {
 	})
 }
 
+// TestLocalStoreNamedTemp runs the conformance suite with named temporary
+// files, which Put uses where unnamed ones (O_TMPFILE) are missing or not
+// known to be durable.
+func TestLocalStoreNamedTemp(t *testing.T) {
+	tempFiles(t, snapshot.LocalTempNamed)
+	storetest.Run(t, func(t *testing.T) snapshot.Store {
+		s, err := snapshot.OpenLocal(t.TempDir())
+		require.NoError(t, err)
+		return s
+	})
+}
+
+// TestLocalStoreUnnamedTemp runs the conformance suite with unnamed
+// temporary files, whatever the filesystem of the test's temporary
+// directory (if it supports them).
+func TestLocalStoreUnnamedTemp(t *testing.T) {
+	tempFiles(t, snapshot.LocalTempUnnamed)
+	storetest.Run(t, func(t *testing.T) snapshot.Store {
+		s, err := snapshot.OpenLocal(t.TempDir())
+		require.NoError(t, err)
+		return s
+	})
+}
+
+// tempFiles makes LocalStore Puts use the temporary files tf until t ends.
+// For unnamed ones it skips t if the filesystem of the test's temporary
+// directory lacks them.
+func tempFiles(t *testing.T, tf snapshot.LocalTempFiles) {
+	t.Helper()
+	if tf == snapshot.LocalTempUnnamed && !tmpfileSupported(t, os.TempDir()) {
+		t.Skip("the filesystem of the test's temporary directory lacks O_TMPFILE")
+	}
+	prev := snapshot.SetLocalTempFiles(tf)
+	t.Cleanup(func() { snapshot.SetLocalTempFiles(prev) })
+}
+
+// bothTemps runs fn with unnamed temporary files (where the filesystem has
+// them) and with named ones.
+func bothTemps(t *testing.T, fn func(t *testing.T)) {
+	t.Run("unnamed", func(t *testing.T) {
+		tempFiles(t, snapshot.LocalTempUnnamed)
+		fn(t)
+	})
+	t.Run("named", func(t *testing.T) {
+		tempFiles(t, snapshot.LocalTempNamed)
+		fn(t)
+	})
+}
+
+// tmpfileSupported reports whether dir's filesystem supports O_TMPFILE (and
+// /proc, to link such a file, is there).
+func tmpfileSupported(t *testing.T, dir string) bool {
+	t.Helper()
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o444)
+	if err != nil {
+		t.Logf("no O_TMPFILE in %s: %v", dir, err)
+		return false
+	}
+	unix.Close(fd)
+	_, err = os.Stat("/proc/self/fd")
+	return err == nil
+}
+
 func openLocal(t *testing.T, dir string) *snapshot.LocalStore {
 	t.Helper()
 	s, err := snapshot.OpenLocal(dir)
@@ -37,7 +104,9 @@ func openLocal(t *testing.T, dir string) *snapshot.LocalStore {
 	return s
 }
 
-func TestLocalLayout(t *testing.T) {
+func TestLocalLayout(t *testing.T) { bothTemps(t, testLocalLayout) }
+
+func testLocalLayout(t *testing.T) {
 	dir := t.TempDir()
 	s := openLocal(t, dir)
 
@@ -229,7 +298,9 @@ func TestLocalListSkipsForeignFiles(t *testing.T) {
 	require.Equal(t, map[vfs.Hash]int64{h: 4}, storetest.ListAll(t, s, snapshot.Blobs))
 }
 
-func TestLocalFailedPutLeavesNothing(t *testing.T) {
+func TestLocalFailedPutLeavesNothing(t *testing.T) { bothTemps(t, testLocalFailedPutLeavesNothing) }
+
+func testLocalFailedPutLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	s := openLocal(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -239,9 +310,115 @@ func TestLocalFailedPutLeavesNothing(t *testing.T) {
 	boom := errors.New("boom")
 	_, _, err = s.Put(context.Background(), snapshot.Blobs, errReader{boom}, snapshot.PutOptions{})
 	require.ErrorIs(t, err, boom)
+	// Content longer than Put buffers fails once streaming to a file.
+	big := io.MultiReader(bytes.NewReader(storetest.Random(9, 3<<20)), errReader{boom})
+	_, _, err = s.Put(context.Background(), snapshot.Blobs, big, snapshot.PutOptions{})
+	require.ErrorIs(t, err, boom)
+	require.ErrorContains(t, err, "read content")
 	left, err := os.ReadDir(filepath.Join(dir, "tmp"))
 	require.NoError(t, err)
 	require.Empty(t, left)
+	require.Empty(t, storetest.ListAll(t, s, snapshot.Blobs))
+}
+
+// TestLocalPutTemporaryFiles checks which temporary files Puts of new
+// content use: unnamed ones leave tmp/ untouched; named ones do not. By
+// default, Put uses unnamed files on tmpfs.
+func TestLocalPutTemporaryFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		tf      snapshot.LocalTempFiles
+		tmpfs   bool // store in /dev/shm
+		unnamed bool // expected
+	}{
+		{"unnamed", snapshot.LocalTempUnnamed, false, true},
+		{"named", snapshot.LocalTempNamed, false, false},
+		{"auto/tmpfs", snapshot.LocalTempAuto, true, true},
+		{"named/tmpfs", snapshot.LocalTempNamed, true, false},
+	} {
+		for _, size := range []int{100, 3 << 20} {
+			t.Run(fmt.Sprintf("%s/%d", tc.name, size), func(t *testing.T) {
+				dir := t.TempDir()
+				if tc.tmpfs {
+					var sfs unix.Statfs_t
+					if err := unix.Statfs("/dev/shm", &sfs); err != nil || sfs.Type != unix.TMPFS_MAGIC {
+						t.Skip("/dev/shm is not a tmpfs")
+					}
+					var err error
+					dir, err = os.MkdirTemp("/dev/shm", "vfsd-store-test-")
+					require.NoError(t, err)
+					t.Cleanup(func() { os.RemoveAll(dir) })
+				}
+				tempFiles(t, tc.tf)
+				s := openLocal(t, dir)
+				tmp := filepath.Join(dir, "tmp")
+				past := time.Unix(1e9, 0)
+				require.NoError(t, os.Chtimes(tmp, past, past))
+				for _, opts := range []snapshot.PutOptions{{}, {Deferred: true}} {
+					data := storetest.Random(uint64(size), size)
+					if opts.Deferred {
+						data[0]++
+					}
+					storetest.Put(t, s, snapshot.Blobs, data, opts)
+				}
+				fi, err := os.Stat(tmp)
+				require.NoError(t, err)
+				if tc.unnamed {
+					require.Equal(t, past, fi.ModTime(), "tmp/ is untouched")
+				} else {
+					require.NotEqual(t, past, fi.ModTime(), "named temporary files were created in tmp/")
+				}
+				left, err := os.ReadDir(tmp)
+				require.NoError(t, err)
+				require.Empty(t, left)
+				require.Len(t, storetest.ListAll(t, s, snapshot.Blobs), 2)
+			})
+		}
+	}
+}
+
+// TestLocalSmallDedupCreatesNothing checks that a Put of stored content of
+// up to 1 MiB creates no file: it succeeds with tmp/ unusable, where new
+// content (or stored content longer than 1 MiB, which Put streams to a file
+// before it knows its hash) fails.
+func TestLocalSmallDedupCreatesNothing(t *testing.T) { bothTemps(t, testLocalSmallDedupCreatesNothing) }
+
+func testLocalSmallDedupCreatesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openLocal(t, dir)
+	small := storetest.Random(11, 1<<20) // the most Put holds in memory
+	large := storetest.Random(12, 1<<20+1)
+	hs := storetest.Put(t, s, snapshot.Blobs, small, snapshot.PutOptions{Deferred: true})
+	storetest.Put(t, s, snapshot.Blobs, large, snapshot.PutOptions{})
+
+	tmp := filepath.Join(dir, "tmp")
+	require.NoError(t, os.Remove(tmp))
+	require.NoError(t, os.WriteFile(tmp, nil, 0o444)) // not a directory
+	for _, opts := range []snapshot.PutOptions{{}, {Deferred: true}} {
+		require.Equal(t, hs, storetest.Put(t, s, snapshot.Blobs, small, opts))
+		_, _, err := s.Put(ctx, snapshot.Blobs, bytes.NewReader(large), opts)
+		require.ErrorContains(t, err, "create temporary file")
+		_, _, err = s.Put(ctx, snapshot.Blobs, bytes.NewReader([]byte("new")), opts)
+		require.ErrorContains(t, err, "create temporary file")
+	}
+	require.Len(t, storetest.ListAll(t, s, snapshot.Blobs), 2)
+}
+
+// TestLocalObjectModeUnderUmask checks that objects are 0444 whatever the
+// umask.
+func TestLocalObjectModeUnderUmask(t *testing.T) {
+	bothTemps(t, func(t *testing.T) {
+		old := unix.Umask(0o077)
+		defer unix.Umask(old)
+		s := openLocal(t, t.TempDir())
+		for _, size := range []int{10, 3 << 20} {
+			h := storetest.Put(t, s, snapshot.Blobs, storetest.Random(13, size), snapshot.PutOptions{})
+			fi, err := os.Stat(s.ObjectPath(snapshot.Blobs, h))
+			require.NoError(t, err)
+			require.Equal(t, os.FileMode(0o444), fi.Mode().Perm())
+		}
+	})
 }
 
 type errReader struct{ err error }

@@ -110,16 +110,27 @@ func ListAll(t *testing.T, s snapshot.Store, ns snapshot.Namespace) map[vfs.Hash
 	return got
 }
 
+// Sizes of content longer than a store may hold in memory for one Put
+// (LocalStore holds up to 1 MiB): just longer, and streamed over several
+// buffers.
+const (
+	large       = 1<<20 + 1
+	largeStream = 3<<20 + 12345
+)
+
 func testRoundTrip(t *testing.T, s snapshot.Store) {
 	ctx := context.Background()
-	for _, tc := range []struct {
+	cases := []struct {
 		name string
 		data []byte
 	}{
 		{"empty", []byte{}},
 		{"small", []byte("hello, world\n")},
 		{"1MiB", Random(1, 1<<20)},
-	} {
+		{"1MiB+1", Random(1, large)},
+		{"3MiB+", Random(1, largeStream)},
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := Put(t, s, snapshot.Blobs, tc.data, snapshot.PutOptions{})
 			require.Equal(t, tc.data, ReadAll(t, s, snapshot.Blobs, h))
@@ -128,7 +139,7 @@ func testRoundTrip(t *testing.T, s snapshot.Store) {
 			require.Equal(t, int64(len(tc.data)), size)
 		})
 	}
-	require.Len(t, ListAll(t, s, snapshot.Blobs), 3)
+	require.Len(t, ListAll(t, s, snapshot.Blobs), len(cases))
 }
 
 func testReadAt(t *testing.T, s snapshot.Store) {
@@ -179,14 +190,22 @@ func testReadAt(t *testing.T, s snapshot.Store) {
 }
 
 func testIdempotentPut(t *testing.T, s snapshot.Store) {
-	data := []byte("the same content, twice")
-	h1 := Put(t, s, snapshot.Blobs, data, snapshot.PutOptions{})
-	h2 := Put(t, s, snapshot.Blobs, data, snapshot.PutOptions{})
-	h3 := Put(t, s, snapshot.Blobs, data, snapshot.PutOptions{Deferred: true})
-	require.Equal(t, h1, h2)
-	require.Equal(t, h1, h3)
-	require.Equal(t, map[vfs.Hash]int64{h1: int64(len(data))}, ListAll(t, s, snapshot.Blobs))
-	require.Equal(t, data, ReadAll(t, s, snapshot.Blobs, h1))
+	want := map[vfs.Hash]int64{}
+	for _, data := range [][]byte{[]byte("the same content, twice"), Random(4, largeStream)} {
+		h1 := Put(t, s, snapshot.Blobs, data, snapshot.PutOptions{})
+		h2 := Put(t, s, snapshot.Blobs, data, snapshot.PutOptions{})
+		h3 := Put(t, s, snapshot.Blobs, data, snapshot.PutOptions{Deferred: true})
+		require.Equal(t, h1, h2)
+		require.Equal(t, h1, h3)
+		want[h1] = int64(len(data))
+		require.Equal(t, want, ListAll(t, s, snapshot.Blobs))
+		require.Equal(t, data, ReadAll(t, s, snapshot.Blobs, h1))
+	}
+	// Deferred first, then durable.
+	data := Random(5, large)
+	h := Put(t, s, snapshot.Blobs, data, snapshot.PutOptions{Deferred: true})
+	require.Equal(t, h, Put(t, s, snapshot.Blobs, data, snapshot.PutOptions{}))
+	require.Equal(t, data, ReadAll(t, s, snapshot.Blobs, h))
 }
 
 func testDeferredPut(t *testing.T, s snapshot.Store) {
@@ -327,9 +346,16 @@ func (r *failingReader) Read(p []byte) (int, error) {
 
 func testReaderError(t *testing.T, s snapshot.Store) {
 	boom := errors.New("boom")
-	_, _, err := s.Put(context.Background(), snapshot.Blobs, &failingReader{data: Random(3, 100000), err: boom}, snapshot.PutOptions{})
+	for _, size := range []int{0, 100000, 1 << 20, largeStream} {
+		_, _, err := s.Put(context.Background(), snapshot.Blobs, &failingReader{data: Random(3, size), err: boom}, snapshot.PutOptions{})
+		require.ErrorIs(t, err, boom, "after %d bytes", size)
+		require.Empty(t, ListAll(t, s, snapshot.Blobs), "a failed Put stores nothing")
+	}
+	// Even content that is already stored.
+	data := Random(3, 1000)
+	Put(t, s, snapshot.Blobs, data, snapshot.PutOptions{})
+	_, _, err := s.Put(context.Background(), snapshot.Blobs, &failingReader{data: data, err: boom}, snapshot.PutOptions{})
 	require.ErrorIs(t, err, boom)
-	require.Empty(t, ListAll(t, s, snapshot.Blobs), "a failed Put stores nothing")
 }
 
 func testCanceledContext(t *testing.T, s snapshot.Store) {
@@ -365,9 +391,17 @@ func (c *cancelingReader) Read(p []byte) (int, error) {
 }
 
 func testCancelDuringPut(t *testing.T, s snapshot.Store) {
-	for _, after := range []int{1, 64 << 10, 1 << 20} {
-		t.Run(fmt.Sprint(after), func(t *testing.T) {
-			data := Random(uint64(after), 1<<20)
+	for _, tc := range []struct{ size, after int }{
+		{1 << 20, 1},
+		{1 << 20, 64 << 10},
+		{1 << 20, 1 << 20},
+		{largeStream, 64 << 10},
+		{largeStream, 2 << 20},
+		{largeStream, largeStream},
+	} {
+		t.Run(fmt.Sprintf("%d/%d", tc.after, tc.size), func(t *testing.T) {
+			after := tc.after
+			data := Random(uint64(after), tc.size)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			h, n, err := s.Put(ctx, snapshot.Blobs, &cancelingReader{r: bytes.NewReader(data), after: after, cancel: cancel}, snapshot.PutOptions{})
