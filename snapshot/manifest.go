@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/benbjohnson/immutable"
 
@@ -76,21 +77,37 @@ func decodeDir(b []byte, fn func(name string, n vfs.Node) error) error {
 
 // manifestWriter computes directory manifests and, unless dry, collects the
 // new ones into a pack for the snapshot record.
+//
+// A directory whose manifest the reference snapshot has is patched, not
+// rebuilt: its old entries are kept, and only the children on the paths to
+// what changed are looked up in the tree again. A directory costs a decode
+// and an encode of its entries plus one lookup per changed child, however
+// many children it has. New directories, and every directory of a moved
+// subtree, are built from the tree.
 type manifestWriter struct {
 	r    *Repo
 	tree vfs.Tree
+	prev dirHashes // the reference snapshot's hashes
 	dirs dirHashes // hashes known so far; updated as directories are hashed
-	// stale lists directories whose manifests must be recomputed.
-	stale  map[vfs.Path]bool
-	dry    bool
-	pack   []packEntry
-	inPack map[vfs.Hash]bool
+	// refresh lists, per directory to patch, the children to look up again.
+	refresh map[vfs.Path]map[string]bool
+	// rebuild lists directories to build from the tree.
+	rebuild map[vfs.Path]bool
+	dry     bool
+	pack    []packEntry
+	inPack  map[vfs.Hash]bool
 }
 
-// hash returns directory d's manifest hash, computing (and storing) it if
-// it is stale or unknown.
+// stale reports whether d's manifest must be recomputed.
+func (w *manifestWriter) stale(d vfs.Path) bool {
+	_, patch := w.refresh[d]
+	return patch || w.rebuild[d]
+}
+
+// hash returns directory d's manifest hash, computing (and collecting) it
+// if it is stale or unknown.
 func (w *manifestWriter) hash(ctx context.Context, d vfs.Path) (vfs.Hash, error) {
-	if !w.stale[d] {
+	if !w.stale(d) {
 		if h, ok := w.dirs.Get(d); ok {
 			return h, nil
 		}
@@ -98,7 +115,18 @@ func (w *manifestWriter) hash(ctx context.Context, d vfs.Path) (vfs.Hash, error)
 	if err := ctx.Err(); err != nil {
 		return vfs.Hash{}, err
 	}
-	b, err := encodeDir(w.tree, d, func(child vfs.Path) (vfs.Hash, error) { return w.hash(ctx, child) })
+	hashOf := func(child vfs.Path) (vfs.Hash, error) { return w.hash(ctx, child) }
+	var b []byte
+	var err error
+	old, ok := w.prev.Get(d)
+	if names := w.refresh[d]; ok && !w.rebuild[d] {
+		if oldBytes, rerr := w.r.cachedManifest(ctx, old); rerr == nil {
+			b, err = patchDir(w.tree, d, oldBytes, names, hashOf)
+		}
+	}
+	if b == nil && err == nil {
+		b, err = encodeDir(w.tree, d, hashOf)
+	}
 	if err != nil {
 		return vfs.Hash{}, err
 	}
@@ -111,16 +139,18 @@ func (w *manifestWriter) hash(ctx context.Context, d vfs.Path) (vfs.Hash, error)
 		w.pack = append(w.pack, packEntry{hash: h, data: b})
 	}
 	w.dirs = w.dirs.Set(d, h)
-	delete(w.stale, d)
+	delete(w.refresh, d)
+	delete(w.rebuild, d)
 	return h, nil
 }
 
-// update brings prev's directory hashes up to date with tree,
-// given what changed since prev, re-hashing only the directories the
-// changes touch (and their ancestors). It returns the new hashes.
+// update brings prev's directory hashes up to date with the tree, given
+// what changed since prev, re-hashing only the directories on the paths to
+// the changes. It returns the new hashes.
 func (w *manifestWriter) update(ctx context.Context, prev dirHashes, changes []vfs.Change) (dirHashes, error) {
-	w.dirs = prev
-	w.stale = make(map[vfs.Path]bool)
+	w.prev, w.dirs = prev, prev
+	w.refresh = make(map[vfs.Path]map[string]bool)
+	w.rebuild = make(map[vfs.Path]bool)
 	isDir := func(p vfs.Path) bool { n, ok := w.tree.Get(p); return ok && n.IsDir() }
 	for _, c := range changes {
 		// Forget directories that are gone.
@@ -143,24 +173,31 @@ func (w *manifestWriter) update(ctx context.Context, prev dirHashes, changes []v
 		} else if _, ok := w.dirs.Get(c.Path); ok && !isDir(c.Path) {
 			w.dirs = w.dirs.Delete(c.Path)
 		}
-		// Mark what must be re-hashed: the changed directory (its whole
-		// subtree when it moved) and every ancestor.
+		// A moved subtree is rebuilt whole; a new directory is built.
 		if isDir(c.Path) {
 			if c.Subtree {
 				_ = w.tree.Walk(c.Path, func(p vfs.Path, n vfs.Node) error {
 					if n.IsDir() {
-						w.stale[p] = true
+						w.rebuild[p] = true
 					}
 					return nil
 				})
-			} else {
-				w.stale[c.Path] = true
+			} else if _, known := w.dirs.Get(c.Path); !known {
+				w.rebuild[c.Path] = true
 			}
 		}
+		// Every ancestor looks up again its child on the path to c.
+		child := c.Path
 		c.Path.Ancestors(func(a vfs.Path) bool {
 			if isDir(a) {
-				w.stale[a] = true
+				names := w.refresh[a]
+				if names == nil {
+					names = make(map[string]bool)
+					w.refresh[a] = names
+				}
+				names[child.Base()] = true
 			}
+			child = a
 			return true
 		})
 	}
@@ -168,6 +205,62 @@ func (w *manifestWriter) update(ctx context.Context, prev dirHashes, changes []v
 		return nil, err
 	}
 	return w.dirs, nil
+}
+
+// patchDir returns the manifest of directory d: its old manifest with the
+// named children looked up in the tree again (updated, added, or dropped
+// when gone) and every other entry kept as it was.
+func patchDir(t vfs.Tree, d vfs.Path, old []byte, names map[string]bool, hashOf func(vfs.Path) (vfs.Hash, error)) ([]byte, error) {
+	sorted := make([]string, 0, len(names))
+	for name := range names {
+		sorted = append(sorted, name)
+	}
+	slices.Sort(sorted)
+	b := make([]byte, 0, len(old)+len(sorted)*96)
+	b = append(b, manifestFormat...)
+	// fresh appends the tree's current entry for name, if it has one.
+	fresh := func(name string) error {
+		child := d.Join(name)
+		n, ok := t.Get(child)
+		if !ok {
+			return nil
+		}
+		switch {
+		case n.IsDir():
+			h, err := hashOf(child)
+			if err != nil {
+				return err
+			}
+			n.Blob = h
+		case n.IsFile() && (n.Upper != 0 || n.Blob.IsZero()):
+			return fmt.Errorf("manifest of %s: file %s has no blob", d, child)
+		}
+		b = vfs.AppendNode(b, name, n)
+		return nil
+	}
+	i := 0
+	err := decodeDir(old, func(name string, n vfs.Node) error {
+		for ; i < len(sorted) && sorted[i] < name; i++ {
+			if err := fresh(sorted[i]); err != nil {
+				return err
+			}
+		}
+		if i < len(sorted) && sorted[i] == name {
+			i++
+			return fresh(name)
+		}
+		b = vfs.AppendNode(b, name, n)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for ; i < len(sorted); i++ {
+		if err := fresh(sorted[i]); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // loadTree reads a snapshot's tree from its manifests, starting at the root

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/vfsd/vfsd/vfs"
 )
@@ -185,5 +186,56 @@ func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, erro
 	if vfs.HashOf(data) != h {
 		return nil, fmt.Errorf("manifest %s: %w", h.Short(), ErrCorruptObject)
 	}
+	m.r.manifests.add(h, data)
 	return data, nil
+}
+
+// manifestCacheBytes bounds the manifests a repository keeps in memory.
+const manifestCacheBytes = 64 << 20
+
+// manifestCache keeps the manifests a repository wrote or read most
+// recently, so that the next snapshot of a session patches its directories
+// without reading them back from the store. Oldest entries go first.
+type manifestCache struct {
+	mu    sync.Mutex
+	m     map[vfs.Hash][]byte
+	order []vfs.Hash
+	bytes int
+}
+
+func (c *manifestCache) get(h vfs.Hash) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.m[h]
+	return b, ok
+}
+
+func (c *manifestCache) add(h vfs.Hash, b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[vfs.Hash][]byte)
+	}
+	if _, ok := c.m[h]; ok || len(b) > manifestCacheBytes/4 {
+		return
+	}
+	c.m[h] = b
+	c.order = append(c.order, h)
+	c.bytes += len(b)
+	for c.bytes > manifestCacheBytes && len(c.order) > 0 {
+		old := c.order[0]
+		c.order = c.order[1:]
+		c.bytes -= len(c.m[old])
+		delete(c.m, old)
+	}
+}
+
+// cachedManifest returns a manifest from the cache, or from the store
+// through the index (and caches it).
+func (r *Repo) cachedManifest(ctx context.Context, h vfs.Hash) ([]byte, error) {
+	if b, ok := r.manifests.get(h); ok {
+		return b, nil
+	}
+	mr := &manifestReader{r: r, records: make(map[vfs.Hash][]byte)}
+	return mr.manifest(ctx, h)
 }

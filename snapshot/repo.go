@@ -34,6 +34,8 @@ type Repo struct {
 	indexed  map[vfs.Hash]bool        // records whose manifests are indexed
 	slots    *slotPool                // prepared session directories
 
+	manifests manifestCache // recently written or read manifests
+
 	pins pinSet
 	// gc is held shared by every Put until the new blob is pinned, and
 	// exclusively by garbage collection while it deletes: so a Put never

@@ -240,6 +240,9 @@ func (r *Repo) writeRecord(ctx context.Context, tree vfs.Tree, dirs dirHashes, p
 	if _, _, err := r.indexRecord(h, b); err != nil {
 		return nil, err
 	}
+	for _, e := range pack {
+		r.manifests.add(e.hash, e.data)
+	}
 	snap := r.cache(&Snapshot{ID: h.String(), Record: rec, Tree: tree, Manifests: len(pack), dirs: dirs})
 	r.pins.mu.Lock()
 	if r.pins.fresh != nil {

@@ -331,6 +331,20 @@ func (mc *machine) snapshot(t *rapid.T) {
 		t.Fatalf("snapshot: %v", err)
 	}
 	mc.addSnap(snap.ID, ss.model)
+	// A repository with nothing cached rebuilds the snapshot from its
+	// manifests, byte for byte.
+	fresh, err := snapshot.OpenRepo(mc.ctx, mc.store, filepath.Join(mc.dir, "verify"), snapshot.RepoOptions{})
+	if err != nil {
+		t.Fatalf("open a fresh repo: %v", err)
+	}
+	defer fresh.Close()
+	loaded, err := fresh.Get(mc.ctx, snap.ID)
+	if err != nil {
+		t.Fatalf("load snapshot from its manifests: %v", err)
+	}
+	if !bytes.Equal(loaded.Tree.Encode(), snap.Tree.Encode()) {
+		t.Fatalf("snapshot %s loads back differently from its manifests", snap.ID[:8])
+	}
 }
 
 func (mc *machine) addSnap(id string, m model) {
