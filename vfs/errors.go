@@ -55,6 +55,7 @@ type Error struct {
 	Err  error
 }
 
+// Error formats the error as "op path: message: cause".
 func (e *Error) Error() string {
 	msg := e.Msg
 	if msg == "" {

@@ -16,6 +16,7 @@ const (
 	KindSymlink
 )
 
+// String returns "file", "dir" or "symlink".
 func (k Kind) String() string {
 	switch k {
 	case KindFile:
@@ -57,6 +58,7 @@ const (
 	EncodingBinary
 )
 
+// String returns "utf-8", "binary" or "unknown".
 func (e Encoding) String() string {
 	switch e {
 	case EncodingUTF8:

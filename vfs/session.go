@@ -20,6 +20,7 @@ const (
 	AccessWrite
 )
 
+// String returns "read" or "write".
 func (a Access) String() string {
 	if a == AccessWrite {
 		return "write"
