@@ -15,15 +15,19 @@ func DetectEncoding(data []byte) Encoding {
 	return EncodingUTF8
 }
 
-// sniffer passes content through unchanged while classifying it as
+// Sniffer passes content through unchanged while classifying it as
 // DetectEncoding would, without holding more than one rune of it.
-type sniffer struct {
+type Sniffer struct {
 	r       io.Reader
 	binary  bool
 	partial []byte // an incomplete rune at the end of what was read so far
 }
 
-func (s *sniffer) Read(p []byte) (int, error) {
+// NewSniffer returns a reader of r that classifies what passes through it.
+func NewSniffer(r io.Reader) *Sniffer { return &Sniffer{r: r} }
+
+// Read implements io.Reader.
+func (s *Sniffer) Read(p []byte) (int, error) {
 	n, err := s.r.Read(p)
 	if n > 0 && !s.binary {
 		s.scan(p[:n])
@@ -31,7 +35,7 @@ func (s *sniffer) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (s *sniffer) scan(b []byte) {
+func (s *Sniffer) scan(b []byte) {
 	if bytes.IndexByte(b, 0) >= 0 {
 		s.binary = true
 		return
@@ -67,7 +71,8 @@ func (s *sniffer) scan(b []byte) {
 	s.partial = append(s.partial, b[cut:]...)
 }
 
-func (s *sniffer) encoding() Encoding {
+// Encoding classifies everything read so far.
+func (s *Sniffer) Encoding() Encoding {
 	if s.binary || len(s.partial) > 0 {
 		return EncodingBinary
 	}

@@ -12,36 +12,38 @@ type Code string
 
 // The engine's error codes.
 const (
-	CodeNotFound    Code = "not_found"      // the path, or one of its parents, does not exist
-	CodeExists      Code = "already_exists" // the path exists and the operation would not replace it
-	CodeNotDir      Code = "not_directory"  // a parent, or a directory argument, is not a directory
-	CodeIsDir       Code = "is_directory"   // a file operation named a directory
-	CodeNotEmpty    Code = "not_empty"      // a directory must be empty (or removal recursive)
-	CodeConflict    Code = "conflict"       // an expected version did not match
-	CodeInvalidPath Code = "invalid_path"   // the path could not be canonicalised
-	CodeInvalid     Code = "invalid_input"  // another argument was wrong
-	CodeTooLarge    Code = "too_large"      // a size limit would be exceeded
-	CodeForbidden   Code = "forbidden"      // the policy forbids the operation
-	CodeStale       Code = "stale"          // a handle no longer names a file in the session
-	CodeClosed      Code = "closed"         // the session or handle is closed
-	CodeIO          Code = "io_error"       // the host filesystem or store failed
+	CodeNotFound       Code = "not_found"       // the path, or one of its parents, does not exist
+	CodeExists         Code = "already_exists"  // the path exists and the operation would not replace it
+	CodeNotDir         Code = "not_directory"   // a parent, or a directory argument, is not a directory
+	CodeIsDir          Code = "is_directory"    // a file operation named a directory
+	CodeNotEmpty       Code = "not_empty"       // a directory must be empty (or removal recursive)
+	CodeConflict       Code = "conflict"        // an expected version did not match
+	CodeInvalidPath    Code = "invalid_path"    // the path could not be canonicalised
+	CodeInvalid        Code = "invalid_input"   // another argument was wrong
+	CodeInvalidPattern Code = "invalid_pattern" // a glob or pattern does not parse
+	CodeTooLarge       Code = "too_large"       // a size limit would be exceeded
+	CodeForbidden      Code = "forbidden"       // the policy forbids the operation
+	CodeStale          Code = "stale"           // a handle no longer names a file in the session
+	CodeClosed         Code = "closed"          // the session or handle is closed
+	CodeIO             Code = "io_error"        // the host filesystem or store failed
 )
 
 // Sentinel errors, one per code, for errors.Is.
 var (
-	ErrNotFound    = &Error{Code: CodeNotFound}
-	ErrExists      = &Error{Code: CodeExists}
-	ErrNotDir      = &Error{Code: CodeNotDir}
-	ErrIsDir       = &Error{Code: CodeIsDir}
-	ErrNotEmpty    = &Error{Code: CodeNotEmpty}
-	ErrConflict    = &Error{Code: CodeConflict}
-	ErrInvalidPath = &Error{Code: CodeInvalidPath}
-	ErrInvalid     = &Error{Code: CodeInvalid}
-	ErrTooLarge    = &Error{Code: CodeTooLarge}
-	ErrForbidden   = &Error{Code: CodeForbidden}
-	ErrStale       = &Error{Code: CodeStale}
-	ErrClosed      = &Error{Code: CodeClosed}
-	ErrIO          = &Error{Code: CodeIO}
+	ErrNotFound       = &Error{Code: CodeNotFound}
+	ErrExists         = &Error{Code: CodeExists}
+	ErrNotDir         = &Error{Code: CodeNotDir}
+	ErrIsDir          = &Error{Code: CodeIsDir}
+	ErrNotEmpty       = &Error{Code: CodeNotEmpty}
+	ErrConflict       = &Error{Code: CodeConflict}
+	ErrInvalidPath    = &Error{Code: CodeInvalidPath}
+	ErrInvalid        = &Error{Code: CodeInvalid}
+	ErrInvalidPattern = &Error{Code: CodeInvalidPattern}
+	ErrTooLarge       = &Error{Code: CodeTooLarge}
+	ErrForbidden      = &Error{Code: CodeForbidden}
+	ErrStale          = &Error{Code: CodeStale}
+	ErrClosed         = &Error{Code: CodeClosed}
+	ErrIO             = &Error{Code: CodeIO}
 )
 
 // Error is the engine's error type: what was attempted, on which path, the

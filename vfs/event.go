@@ -55,7 +55,8 @@ type Event struct {
 	WantKind  Kind `json:"want_kind,omitempty"`  // remove: only a node of this kind
 
 	Seals    []Seal `json:"seals,omitempty"`
-	Snapshot string `json:"snapshot,omitempty"` // snapshotted: the snapshot's ID
+	Snapshot string `json:"snapshot,omitempty"` // snapshotted, restore: the snapshot's ID
+	Initial  bool   `json:"initial,omitempty"`  // restore: the snapshot is also the state Reset returns to
 	Seq      uint64 `json:"seq,omitempty"`      // snapshotted: the last event the snapshot includes
 }
 

@@ -106,7 +106,7 @@ func (s *Session) sealAll(ctx context.Context, files []frozenFile) ([]Seal, []fu
 					size  int64
 					unpin func()
 				)
-				sn := &sniffer{}
+				sn := &Sniffer{}
 				rd, err := ff.uf.openReader()
 				if err == nil {
 					sn.r = readerOf(rd)
@@ -126,7 +126,7 @@ func (s *Session) sealAll(ctx context.Context, files []frozenFile) ([]Seal, []fu
 					continue
 				}
 				unpins[i] = unpin
-				seals[i] = Seal{Path: ff.path, Ino: ff.node.Ino, Upper: ff.node.Upper, Blob: h, Encoding: sn.encoding()}
+				seals[i] = Seal{Path: ff.path, Ino: ff.node.Ino, Upper: ff.node.Upper, Blob: h, Encoding: sn.Encoding()}
 			}
 		})
 	}
@@ -244,6 +244,16 @@ func (s *Session) MarkSnapshot(ctx context.Context, f *Frozen, id string) error 
 // t still holds, at the same path with the same inode, stay attached;
 // others are detached.
 func (s *Session) ResetTo(ctx context.Context, t Tree, id string) error {
+	return s.restore(ctx, t, id, false)
+}
+
+// Reinit is ResetTo that also makes snapshot id the state Reset returns to:
+// for a session whose host mounts were imported again.
+func (s *Session) Reinit(ctx context.Context, t Tree, id string) error {
+	return s.restore(ctx, t, id, true)
+}
+
+func (s *Session) restore(ctx context.Context, t Tree, id string, initial bool) error {
 	const op = "restore"
 	if !t.Valid() {
 		return newErr(CodeInvalid, op, Root, "tree is not initialised")
@@ -255,7 +265,7 @@ func (s *Session) ResetTo(ctx context.Context, t Tree, id string) error {
 		s.freezeMu.Unlock()
 		return closedErr(op)
 	}
-	e := &Event{Op: OpRestore, Path: Root, Snapshot: id, Time: s.now()}
+	e := &Event{Op: OpRestore, Path: Root, Snapshot: id, Initial: initial, Time: s.now()}
 	seq, err := s.journal.Append(e)
 	if err != nil {
 		s.mu.Unlock()
@@ -280,16 +290,20 @@ func (s *Session) ResetTo(ctx context.Context, t Tree, id string) error {
 	for id := range s.uppers {
 		s.dropUpperLocked(id)
 	}
-	s.restoredLocked(t, id, seq)
+	s.restoredLocked(t, e, seq)
 	s.mu.Unlock()
 	s.freezeMu.Unlock()
 	return s.commit(ctx, seq, e)
 }
 
-// restoredLocked installs a restored tree: the session's reference is now
-// the restored snapshot and nothing is dirty relative to it.
-func (s *Session) restoredLocked(t Tree, id string, seq uint64) {
-	s.tree, s.seq, s.ref, s.restoreSeq = t, seq, id, seq
+// restoredLocked installs the tree of restore event e, whose sequence
+// number is seq: the session's reference is now the restored snapshot and
+// nothing is dirty relative to it.
+func (s *Session) restoredLocked(t Tree, e *Event, seq uint64) {
+	s.tree, s.seq, s.ref, s.restoreSeq = t, seq, e.Snapshot, seq
+	if e.Initial {
+		s.header.Initial = e.Snapshot
+	}
 	clear(s.dirty)
 }
 

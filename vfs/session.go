@@ -262,7 +262,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 			if err != nil {
 				return fmt.Errorf("load restored snapshot %q: %w", e.Snapshot, err)
 			}
-			s.restoredLocked(t, e.Snapshot, seq)
+			s.restoredLocked(t, e, seq)
 			restored, tail = e.Snapshot, tail[:0]
 			return nil
 		}

@@ -474,3 +474,32 @@ func TestPreparedDir(t *testing.T) {
 	_, err = vfs.Create(ctx, opts, vfs.Tree{}, "")
 	require.Error(t, err, "a used directory cannot hold a second session")
 }
+
+func TestReinitChangesWhatResetReturnsTo(t *testing.T) {
+	blobs := vfstest.NewBlobs()
+	opts := vfstest.Options(t, blobs)
+	trees := map[string]vfs.Tree{}
+	opts.LoadTree = func(_ context.Context, id string) (vfs.Tree, error) { return trees[id], nil }
+	s, err := vfs.Create(ctx, opts, vfs.Tree{}, "")
+	require.NoError(t, err)
+	write(t, s, "host.txt", "imported again")
+	trees["import-2"] = s.Tree()
+	require.NoError(t, s.Reinit(ctx, trees["import-2"], "import-2"))
+	write(t, s, "agent.txt", "work")
+	require.NoError(t, s.Reset(ctx))
+	require.Equal(t, "imported again", read(t, s, "host.txt"))
+	_, err = s.Stat(ctx, p("agent.txt"))
+	require.Equal(t, vfs.CodeNotFound, vfs.CodeOf(err))
+	require.NoError(t, s.Close())
+
+	s2, err := vfs.Open(ctx, vfs.Options{Dir: opts.Dir, Blobs: blobs, LoadTree: opts.LoadTree, Clock: opts.Clock})
+	require.NoError(t, err)
+	defer s2.Close()
+	require.Equal(t, "import-2", s2.Info().Initial, "the new initial state survives recovery and compaction")
+}
+
+func TestSymlinkTargetMustBeUTF8(t *testing.T) {
+	s, _ := vfstest.NewSession(t)
+	_, err := s.Symlink(ctx, "bad\xff", p("ln"))
+	require.Equal(t, vfs.CodeInvalid, vfs.CodeOf(err))
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // WriteMode says how WriteFile treats an existing file.
@@ -155,12 +156,12 @@ func (s *Session) appendFile(ctx context.Context, p Path, content io.Reader, opt
 
 // putContent stores content in the blob store and reports its encoding.
 func (s *Session) putContent(ctx context.Context, content io.Reader) (Hash, int64, Encoding, func(), error) {
-	sn := &sniffer{r: content}
+	sn := NewSniffer(content)
 	h, size, unpin, err := s.opts.Blobs.Put(ctx, sn, false)
 	if err != nil {
 		return Hash{}, 0, 0, nil, err
 	}
-	return h, size, sn.encoding(), unpin, nil
+	return h, size, sn.Encoding(), unpin, nil
 }
 
 // MkdirOptions tune Mkdir.
@@ -248,6 +249,8 @@ func (s *Session) Symlink(ctx context.Context, target string, p Path) (Node, err
 		return Node{}, newErr(CodeInvalid, op, p, "symlink target is longer than 4095 bytes")
 	case strings.IndexByte(target, 0) >= 0:
 		return Node{}, newErr(CodeInvalid, op, p, "symlink target contains a NUL byte")
+	case !utf8.ValidString(target):
+		return Node{}, newErr(CodeInvalid, op, p, "symlink target is not valid UTF-8")
 	}
 	return s.mutateNode(ctx, op, p, &Event{Op: OpSymlink, Path: p, Target: target})
 }

@@ -197,3 +197,22 @@ func (tb *TreeBuilder) SetMaxIno(ino uint64) { tb.maxIno = max(tb.maxIno, ino) }
 func (tb *TreeBuilder) Tree() Tree {
 	return Tree{m: tb.b.Map(), totals: tb.totals}
 }
+
+// DeleteSubtree removes p and everything beneath it.
+func (tb *TreeBuilder) DeleteSubtree(p Path) {
+	var doomed []Path
+	it := tb.b.Iterator()
+	it.Seek(p)
+	for !it.Done() {
+		q, _, _ := it.Next()
+		if !q.HasPrefix(p) {
+			break
+		}
+		doomed = append(doomed, q)
+	}
+	for _, q := range doomed {
+		old, ok := tb.b.Get(q)
+		tb.remove(old, ok)
+		tb.b.Delete(q)
+	}
+}
