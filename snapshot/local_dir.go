@@ -118,15 +118,33 @@ func localWriteFileSync(path string, data []byte, perm os.FileMode) error {
 	return f.Close()
 }
 
-// makeDirs creates tmp/ and every namespace's 256 fan-out directories that
-// are missing, so that Put never creates directories, and fsyncs the parents
-// of whatever it created.
+// tmpSub is the temporary directory tmp/xx, xx the hex form of spread.
+func (s *LocalStore) tmpSub(spread int) string {
+	return filepath.Join(s.tmpDir, fmt.Sprintf("%02x", spread&0xff))
+}
+
+// makeDirs creates tmp/ with its 256 subdirectories and every namespace's
+// 256 fan-out directories that are missing, so that Put never creates
+// directories, and fsyncs the parents of whatever it created.
 func (s *LocalStore) makeDirs() error {
 	created, err := localMkdirIfMissing(s.tmpDir)
 	if err != nil {
 		return err
 	}
 	rootDirty := created
+	tmpDirty := false
+	for i := range 256 {
+		created, err := localMkdirIfMissing(s.tmpSub(i))
+		if err != nil {
+			return err
+		}
+		tmpDirty = tmpDirty || created
+	}
+	if tmpDirty {
+		if err := localSyncDir(s.tmpDir); err != nil {
+			return err
+		}
+	}
 	for _, ns := range Namespaces {
 		nsDir := filepath.Join(s.dir, string(ns))
 		created, err := localMkdirIfMissing(nsDir)
@@ -219,16 +237,30 @@ func localExt4Journaled(dir string) bool {
 	return t != "" && t != "<none>"
 }
 
-// clearTmp removes everything in tmp/: files there belong to Puts that never
-// finished, and the directory lock guarantees none is running.
+// clearTmp removes every file under tmp/ (keeping its subdirectories):
+// files there belong to Puts that never finished, and the directory lock
+// guarantees none is running.
 func (s *LocalStore) clearTmp() error {
 	entries, err := os.ReadDir(s.tmpDir)
 	if err != nil {
 		return fmt.Errorf("clear temporary files: %w", err)
 	}
 	for _, e := range entries {
-		if err := os.RemoveAll(filepath.Join(s.tmpDir, e.Name())); err != nil {
+		p := filepath.Join(s.tmpDir, e.Name())
+		if !e.IsDir() || len(e.Name()) != 2 {
+			if err := os.RemoveAll(p); err != nil {
+				return fmt.Errorf("clear temporary files: %w", err)
+			}
+			continue
+		}
+		files, err := os.ReadDir(p)
+		if err != nil {
 			return fmt.Errorf("clear temporary files: %w", err)
+		}
+		for _, f := range files {
+			if err := os.RemoveAll(filepath.Join(p, f.Name())); err != nil {
+				return fmt.Errorf("clear temporary files: %w", err)
+			}
 		}
 	}
 	return nil

@@ -138,7 +138,11 @@ func (s *LocalStore) put(ctx context.Context, ns Namespace, r io.Reader, opts Pu
 		}
 	}
 
-	tmp, err := s.createTemp()
+	spread := rand.IntN(256) // streamed content: its hash is not known yet
+	if small {
+		spread = int(h[0])
+	}
+	tmp, err := s.createTemp(spread)
 	if err != nil {
 		return vfs.Hash{}, 0, err
 	}
@@ -243,10 +247,13 @@ func (t *localTemp) discard() {
 	}
 }
 
-// createTemp creates a Put's temporary file in tmp/, with mode 0444 and
+// createTemp creates a Put's temporary file in tmp/xx/ (xx the hex form of
+// spread: Puts running at once create files in different directories
+// rather than queueing on one directory's lock), with mode 0444 and
 // open for reading and writing: unnamed where the store uses O_TMPFILE and
 // the filesystem takes it, else named.
-func (s *LocalStore) createTemp() (*localTemp, error) {
+func (s *LocalStore) createTemp(spread int) (*localTemp, error) {
+	dir := s.tmpSub(spread)
 	var unnamed bool
 	switch LocalTempFiles(localTempFiles.Load()) {
 	case LocalTempAuto:
@@ -255,7 +262,7 @@ func (s *LocalStore) createTemp() (*localTemp, error) {
 		unnamed = s.tmpfileOK.Load()
 	}
 	if unnamed {
-		f, err := os.OpenFile(s.tmpDir, os.O_RDWR|unix.O_TMPFILE, 0o444)
+		f, err := os.OpenFile(dir, os.O_RDWR|unix.O_TMPFILE, 0o444)
 		switch {
 		case err == nil:
 			return &localTemp{f: f}, nil
@@ -268,7 +275,7 @@ func (s *LocalStore) createTemp() (*localTemp, error) {
 		}
 	}
 	for range 10000 {
-		name := filepath.Join(s.tmpDir, "put-"+strconv.FormatUint(rand.Uint64(), 36))
+		name := filepath.Join(dir, "put-"+strconv.FormatUint(rand.Uint64(), 36))
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o444)
 		if errors.Is(err, fs.ErrExist) {
 			continue
@@ -278,7 +285,7 @@ func (s *LocalStore) createTemp() (*localTemp, error) {
 		}
 		return &localTemp{f: f, name: name}, nil
 	}
-	return nil, fmt.Errorf("create temporary file in %s: too many name collisions", s.tmpDir)
+	return nil, fmt.Errorf("create temporary file in %s: too many name collisions", dir)
 }
 
 // publish verifies a Put's temporary file, which must hold n bytes hashing

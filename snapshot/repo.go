@@ -304,3 +304,22 @@ func (r *Repo) put(ctx context.Context, ns Namespace, rd io.Reader, opts PutOpti
 	}
 	return h, n, r.pins.pin(h), nil
 }
+
+// Blobs returns the repository's blob store as sessions see it: every Put
+// pinned against garbage collection until unpinned.
+func (r *Repo) Blobs() vfs.BlobStore { return repoBlobs{r} }
+
+// Adopt pins blob h if the store still has it, so that content known from
+// an earlier import is reused without reading it again. It reports false
+// when the blob is gone (collected since) and must be stored anew.
+func (r *Repo) Adopt(ctx context.Context, h vfs.Hash) (unpin func(), ok bool, err error) {
+	r.gc.RLock()
+	defer r.gc.RUnlock()
+	if _, err := r.store.Stat(ctx, Blobs, h); err != nil {
+		if errors.Is(err, vfs.ErrNotFound) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	return r.pins.pin(h), true, nil
+}

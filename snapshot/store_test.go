@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,9 +143,7 @@ func testLocalLayout(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "snapshots", rx[:2], rx))
 	require.NoError(t, err)
 
-	tmp, err := os.ReadDir(filepath.Join(dir, "tmp"))
-	require.NoError(t, err)
-	require.Empty(t, tmp, "no temporary file outlives its Put")
+	require.Empty(t, tmpLeftovers(t, dir), "no temporary file outlives its Put")
 
 	// Open gives a read-only file.
 	b, err := s.Open(context.Background(), snapshot.Blobs, h)
@@ -211,11 +210,10 @@ func TestLocalReopen(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(tmp, "put-456"), nil, 0o444))
 	require.NoError(t, os.Mkdir(filepath.Join(tmp, "junk"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(tmp, "junk", "f"), nil, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(tmp, "ab", "put-789"), nil, 0o444))
 
 	s = openLocal(t, dir)
-	left, err := os.ReadDir(tmp)
-	require.NoError(t, err)
-	require.Empty(t, left, "OpenLocal clears tmp/")
+	require.Empty(t, tmpLeftovers(t, dir), "OpenLocal clears tmp/")
 	require.Equal(t, map[vfs.Hash]int64{h: 4}, storetest.ListAll(t, s, snapshot.Blobs))
 	require.Equal(t, []byte("kept"), storetest.ReadAll(t, s, snapshot.Blobs, h))
 }
@@ -315,9 +313,7 @@ func testLocalFailedPutLeavesNothing(t *testing.T) {
 	_, _, err = s.Put(context.Background(), snapshot.Blobs, big, snapshot.PutOptions{})
 	require.ErrorIs(t, err, boom)
 	require.ErrorContains(t, err, "read content")
-	left, err := os.ReadDir(filepath.Join(dir, "tmp"))
-	require.NoError(t, err)
-	require.Empty(t, left)
+	require.Empty(t, tmpLeftovers(t, dir))
 	require.Empty(t, storetest.ListAll(t, s, snapshot.Blobs))
 }
 
@@ -351,9 +347,14 @@ func TestLocalPutTemporaryFiles(t *testing.T) {
 				}
 				tempFiles(t, tc.tf)
 				s := openLocal(t, dir)
-				tmp := filepath.Join(dir, "tmp")
+				// Temporary files go to tmp/xx/ subdirectories.
+				subs, err := filepath.Glob(filepath.Join(dir, "tmp", "??"))
+				require.NoError(t, err)
+				require.Len(t, subs, 256)
 				past := time.Unix(1e9, 0)
-				require.NoError(t, os.Chtimes(tmp, past, past))
+				for _, sub := range subs {
+					require.NoError(t, os.Chtimes(sub, past, past))
+				}
 				for _, opts := range []snapshot.PutOptions{{}, {Deferred: true}} {
 					data := storetest.Random(uint64(size), size)
 					if opts.Deferred {
@@ -361,16 +362,22 @@ func TestLocalPutTemporaryFiles(t *testing.T) {
 					}
 					storetest.Put(t, s, snapshot.Blobs, data, opts)
 				}
-				fi, err := os.Stat(tmp)
-				require.NoError(t, err)
-				if tc.unnamed {
-					require.Equal(t, past, fi.ModTime(), "tmp/ is untouched")
-				} else {
-					require.NotEqual(t, past, fi.ModTime(), "named temporary files were created in tmp/")
+				touched := 0
+				for _, sub := range subs {
+					fi, err := os.Stat(sub)
+					require.NoError(t, err)
+					if !fi.ModTime().Equal(past) {
+						touched++
+					}
+					left, err := os.ReadDir(sub)
+					require.NoError(t, err)
+					require.Empty(t, left)
 				}
-				left, err := os.ReadDir(tmp)
-				require.NoError(t, err)
-				require.Empty(t, left)
+				if tc.unnamed {
+					require.Zero(t, touched, "tmp/ is untouched")
+				} else {
+					require.NotZero(t, touched, "named temporary files were created in tmp/")
+				}
 				require.Len(t, storetest.ListAll(t, s, snapshot.Blobs), 2)
 			})
 		}
@@ -393,7 +400,7 @@ func testLocalSmallDedupCreatesNothing(t *testing.T) {
 	storetest.Put(t, s, snapshot.Blobs, large, snapshot.PutOptions{})
 
 	tmp := filepath.Join(dir, "tmp")
-	require.NoError(t, os.Remove(tmp))
+	require.NoError(t, os.RemoveAll(tmp))
 	require.NoError(t, os.WriteFile(tmp, nil, 0o444)) // not a directory
 	for _, opts := range []snapshot.PutOptions{{}, {Deferred: true}} {
 		require.Equal(t, hs, storetest.Put(t, s, snapshot.Blobs, small, opts))
@@ -442,4 +449,25 @@ func TestStoreBytes(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(1024), n)
 	}
+}
+
+// tmpLeftovers lists what is under the store's tmp/ besides its 256
+// subdirectories: temporary files that outlived their Put.
+func tmpLeftovers(t *testing.T, dir string) []string {
+	t.Helper()
+	var left []string
+	tmp := filepath.Join(dir, "tmp")
+	err := filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == tmp {
+			return err
+		}
+		rel, _ := filepath.Rel(tmp, p)
+		if d.IsDir() && len(rel) == 2 {
+			return nil
+		}
+		left = append(left, rel)
+		return nil
+	})
+	require.NoError(t, err)
+	return left
 }
