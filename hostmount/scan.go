@@ -1,0 +1,385 @@
+package hostmount
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vfsd/vfsd/internal/ignore"
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// entry is one node the scan found and the import will create.
+type entry struct {
+	path    vfs.Path // in the session
+	kind    vfs.Kind
+	mode    fs.FileMode
+	size    int64
+	mtime   int64  // Unix ms
+	target  string // symlink target
+	openRel string // files: real path relative to the root (no symlinks), to open it again
+	id      fileID // files: identity when scanned
+}
+
+// fileID is what identifies a file's content as of a scan: if none of it
+// changed, neither did the content.
+type fileID struct {
+	dev, ino       uint64
+	size           int64
+	mtimeNs, ctime int64
+}
+
+func idOf(st *unix.Stat_t) fileID {
+	return fileID{dev: st.Dev, ino: st.Ino, size: st.Size, mtimeNs: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
+}
+
+// Skip is a host entry the import left out, and why.
+type Skip struct {
+	HostPath string `json:"host_path"`
+	Reason   string `json:"reason"`
+}
+
+// Why an entry was skipped.
+const (
+	SkipSpecial     = "special file (device, socket or fifo)"
+	SkipNotUTF8     = "name is not valid UTF-8"
+	SkipNotASCII    = "name is not ASCII, which the session's policy requires"
+	SkipBadName     = "name cannot be a session path"
+	SkipOutside     = "symlink leads outside the allowed root"
+	SkipDangling    = "symlink target does not exist"
+	SkipLoop        = "symlink loop"
+	SkipTargetUTF8  = "symlink target is not valid UTF-8"
+	SkipChanged     = "changed during the import"
+	SkipUnreadable  = "cannot be read"
+	maxIgnoreFile   = 1 << 20
+	dirReadBatch    = 1024
+	maxSymlinkDepth = 40
+)
+
+// Test hooks: called just before a directory (scan) or a file (import) is
+// opened, so tests can swap it for a symlink at the worst moment.
+var (
+	testHookBeforeOpenDir  func(hostPath string)
+	testHookBeforeOpenFile func(hostPath string)
+)
+
+// scanner walks one mount.
+type scanner struct {
+	ctx       context.Context
+	root      root
+	mp        *mountPlan
+	asciiOnly bool
+	entries   []entry
+	skipped   []Skip
+	bytes     int64
+	files     int64
+	visiting  map[[2]uint64]bool // directories on the current path, when following symlinks
+	progress  func(files, bytes int64)
+}
+
+func (sc *scanner) skip(hostRel, reason string) {
+	sc.skipped = append(sc.skipped, Skip{HostPath: sc.hostPath(hostRel), Reason: reason})
+}
+
+// hostPath is the host path of an entry, for reports.
+func (sc *scanner) hostPath(rel string) string {
+	if rel == "" {
+		return sc.mp.hostPath
+	}
+	return sc.mp.hostPath + "/" + rel
+}
+
+// scan walks the mount. The host path may pass through symlinks that stay
+// inside the root; it is resolved once, to its real path beneath the root,
+// and every later open starts from there and refuses symlinks.
+func (sc *scanner) scan(rootRel string) error {
+	fd, err := openBeneath(sc.root.fd, rootRel, unix.O_PATH, false)
+	if err != nil {
+		return openErr(sc.mp.hostPath, err)
+	}
+	defer unix.Close(fd)
+	real, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	if err != nil {
+		return openErr(sc.mp.hostPath, err)
+	}
+	if rootRel, err = realRel(sc.root, real); err != nil {
+		return &vfs.Error{Op: "mount", Path: sc.mp.hostPath, Code: vfs.CodeForbidden, Msg: "resolves outside its allowed root"}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return openErr(sc.mp.hostPath, err)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		dfd, err := openBeneath(sc.root.fd, rootRel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, false)
+		if err != nil {
+			return openErr(sc.mp.hostPath, err)
+		}
+		sc.add(entry{path: sc.mp.mountPath, kind: vfs.KindDir, mode: fs.FileMode(st.Mode) & fs.ModePerm, mtime: ms(st.Mtim)})
+		if sc.visiting != nil {
+			sc.visiting[[2]uint64{st.Dev, st.Ino}] = true
+		}
+		var ign *ignore.Stack
+		return sc.dir(dfd, "", rootRel, sc.mp.mountPath, ign)
+	case unix.S_IFREG:
+		sc.addFile(entry{path: sc.mp.mountPath, openRel: rootRel}, &st)
+		return nil
+	}
+	return &vfs.Error{Op: "mount", Path: sc.mp.hostPath, Code: vfs.CodeInvalid, Msg: "is neither a directory nor a regular file"}
+}
+
+// realRel returns real — a resolved absolute path — relative to r.
+func realRel(r root, real string) (string, error) {
+	rel, ok := within(r.path, real)
+	if !ok {
+		return "", fmt.Errorf("%s is outside %s", real, r.path)
+	}
+	return rel, nil
+}
+
+func ms(ts unix.Timespec) int64 { return ts.Nano() / 1e6 }
+
+func (sc *scanner) add(e entry) { sc.entries = append(sc.entries, e) }
+
+func (sc *scanner) addFile(e entry, st *unix.Stat_t) {
+	e.kind, e.mode, e.size, e.mtime, e.id = vfs.KindFile, fs.FileMode(st.Mode)&fs.ModePerm, st.Size, ms(st.Mtim), idOf(st)
+	sc.add(e)
+	sc.files++
+	sc.bytes += st.Size
+	if sc.progress != nil {
+		sc.progress(sc.files, sc.bytes)
+	}
+}
+
+// dir walks the directory open as dfd (which it closes): rel is its path
+// relative to the host path, openRel relative to the root, spath in the
+// session.
+func (sc *scanner) dir(dfd int, rel, openRel string, spath vfs.Path, ign *ignore.Stack) error {
+	f := fileOf(dfd, sc.hostPath(rel))
+	defer f.Close()
+	if err := sc.ctx.Err(); err != nil {
+		return err
+	}
+	names, err := readNames(f)
+	if err != nil {
+		sc.skip(rel, SkipUnreadable)
+		return nil
+	}
+	if sc.mp.Gitignore && slices.Contains(names, ".gitignore") {
+		ign = ign.Push(rel, readIgnoreFile(dfd))
+	}
+	for _, name := range names {
+		childRel := join(rel, name)
+		childOpen := join(openRel, name)
+		if !utf8.ValidString(name) {
+			sc.skip(childRel, SkipNotUTF8)
+			continue
+		}
+		if sc.asciiOnly && !isASCII(name) {
+			sc.skip(childRel, SkipNotASCII)
+			continue
+		}
+		child, err := vfs.ParsePath(string(spath.Join(name)))
+		if err != nil || child.Base() != name {
+			sc.skip(childRel, SkipBadName)
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Fstatat(dfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			if !errors.Is(err, unix.ENOENT) { // gone since listed: nothing to import
+				sc.skip(childRel, SkipUnreadable)
+			}
+			continue
+		}
+		isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+		if sc.mp.excluded(childRel, isDir) || ign.Ignored(childRel, isDir) {
+			continue
+		}
+		if err := sc.child(dfd, name, childRel, childOpen, child, &st, ign, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// child imports one directory entry of the directory open as dfd. openRel
+// is its real path relative to the root: for the target of a followed
+// symlink, where the symlink leads.
+func (sc *scanner) child(dfd int, name, rel, openRel string, spath vfs.Path, st *unix.Stat_t, ign *ignore.Stack, links int) error {
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		if sc.mp.included(rel) {
+			sc.addFile(entry{path: spath, openRel: openRel}, st)
+		}
+	case unix.S_IFDIR:
+		if sc.visiting != nil {
+			key := [2]uint64{st.Dev, st.Ino}
+			if sc.visiting[key] {
+				sc.skip(rel, SkipLoop)
+				return nil
+			}
+			sc.visiting[key] = true
+			defer delete(sc.visiting, key)
+		}
+		// Opened relative to its parent's descriptor, refusing symlinks: if
+		// the directory was swapped for a symlink since it was listed, the
+		// open fails instead of following it. A directory reached through
+		// a followed symlink is opened beneath the root instead.
+		if testHookBeforeOpenDir != nil {
+			testHookBeforeOpenDir(sc.hostPath(rel))
+		}
+		var cfd int
+		var err error
+		if links > 0 {
+			cfd, err = openBeneath(sc.root.fd, openRel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, true)
+		} else {
+			cfd, err = openBeneath(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, true)
+		}
+		if err != nil {
+			sc.skip(rel, SkipChanged)
+			return nil
+		}
+		var now unix.Stat_t
+		if unix.Fstat(cfd, &now) != nil || now.Dev != st.Dev || now.Ino != st.Ino {
+			unix.Close(cfd)
+			sc.skip(rel, SkipChanged)
+			return nil
+		}
+		sc.add(entry{path: spath, kind: vfs.KindDir, mode: fs.FileMode(st.Mode) & fs.ModePerm, mtime: ms(st.Mtim)})
+		return sc.dir(cfd, rel, openRel, spath, ign)
+	case unix.S_IFLNK:
+		return sc.symlink(dfd, name, rel, openRel, spath, ign, links)
+	default:
+		sc.skip(rel, SkipSpecial)
+	}
+	return nil
+}
+
+// symlink imports a symlink as a symlink, or what it points to when the
+// mount follows symlinks and the target stays inside the root.
+func (sc *scanner) symlink(dfd int, name, rel, openRel string, spath vfs.Path, ign *ignore.Stack, links int) error {
+	if !sc.mp.FollowSymlinks {
+		if !sc.mp.included(rel) {
+			return nil
+		}
+		target, err := readlinkat(dfd, name)
+		switch {
+		case err != nil:
+			sc.skip(rel, SkipChanged)
+		case !utf8.ValidString(target):
+			sc.skip(rel, SkipTargetUTF8)
+		default:
+			sc.add(entry{path: spath, kind: vfs.KindSymlink, mode: vfs.SymlinkMode, target: target})
+		}
+		return nil
+	}
+	if links >= maxSymlinkDepth {
+		sc.skip(rel, SkipLoop)
+		return nil
+	}
+	// Resolve beneath the root, symlinks allowed only while they stay inside.
+	fd, err := openBeneath(sc.root.fd, openRel, unix.O_PATH, false)
+	if err != nil {
+		switch {
+		case errors.Is(err, unix.EXDEV):
+			sc.skip(rel, SkipOutside)
+		case errors.Is(err, unix.ENOENT):
+			sc.skip(rel, SkipDangling)
+		case errors.Is(err, unix.ELOOP):
+			sc.skip(rel, SkipLoop)
+		default:
+			sc.skip(rel, SkipUnreadable)
+		}
+		return nil
+	}
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	real, rerr := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	unix.Close(fd)
+	if err != nil || rerr != nil {
+		sc.skip(rel, SkipUnreadable)
+		return nil
+	}
+	realOpen, err := realRel(sc.root, real)
+	if err != nil {
+		sc.skip(rel, SkipOutside)
+		return nil
+	}
+	isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+	if isDir && (sc.mp.excluded(rel, true) || ign.Ignored(rel, true)) {
+		return nil
+	}
+	return sc.child(dfd, name, rel, realOpen, spath, &st, ign, links+1)
+}
+
+// readNames lists a directory, sorted, so imports are deterministic.
+func readNames(f *os.File) ([]string, error) {
+	var names []string
+	for {
+		batch, err := f.Readdirnames(dirReadBatch)
+		names = append(names, batch...)
+		if err == io.EOF || (err == nil && len(batch) == 0) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// readIgnoreFile reads the .gitignore of the directory open as dfd,
+// refusing symlinks and anything but a small regular file.
+func readIgnoreFile(dfd int) *ignore.Rules {
+	fd, err := openBeneath(dfd, ".gitignore", unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, true)
+	if err != nil {
+		return nil
+	}
+	f := fileOf(fd, ".gitignore")
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxIgnoreFile {
+		return nil
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
+	if err != nil {
+		return nil
+	}
+	return ignore.Parse(data)
+}
+
+func readlinkat(dfd int, name string) (string, error) {
+	buf := make([]byte, vfs.MaxPathBytes+1)
+	n, err := unix.Readlinkat(dfd, name, buf)
+	if err != nil {
+		return "", err
+	}
+	if n > vfs.MaxPathBytes {
+		return "", fmt.Errorf("symlink target too long")
+	}
+	return string(buf[:n]), nil
+}
+
+func join(dir, name string) string {
+	if dir == "" || dir == "." {
+		return name
+	}
+	return dir + "/" + name
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
