@@ -16,7 +16,7 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Benchmarks that compare vfsd with the obvious alternative in one run",
 	}
-	cmd.AddCommand(newBenchCowCmd())
+	cmd.AddCommand(newBenchCowCmd(), newBenchImportCmd())
 	return cmd
 }
 
@@ -69,4 +69,33 @@ func parseSizes(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+func newBenchImportCmd() *cobra.Command {
+	var (
+		tree    string
+		dir     string
+		repeats int
+		quiet   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "import",
+		Short: "Time importing a host tree, and importing it again, against cp -a and rsync -a",
+		Long: `Imports a host tree (default: the Go distribution's src) into a fresh store,
+imports it again unchanged (served by the import cache), and times cp -a and
+rsync -a of the same tree, in one run. Prints one JSON object.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts := bench.ImportOptions{Tree: tree, Dir: dir, Repeats: repeats, Log: os.Stderr}
+			if quiet {
+				opts.Log = nil
+			}
+			return bench.Import(cmd.Context(), opts, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&tree, "tree", "", "host tree to import (default: the Go distribution's src)")
+	cmd.Flags().StringVar(&dir, "dir", "", "directory for stores and copies (default: the system temp dir)")
+	cmd.Flags().IntVar(&repeats, "repeats", 3, "repetitions per measurement; the median is reported")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
+	return cmd
 }

@@ -354,8 +354,7 @@ func median(k int, fn func() (time.Duration, error)) (float64, error) {
 		}
 		ds = append(ds, d)
 	}
-	slices.Sort(ds)
-	return ms(ds[len(ds)/2]), nil
+	return medianMs(ds), nil
 }
 
 func ms(d time.Duration) float64 { return round(float64(d) / float64(time.Millisecond)) }
