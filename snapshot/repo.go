@@ -323,3 +323,14 @@ func (r *Repo) Adopt(ctx context.Context, h vfs.Hash) (unpin func(), ok bool, er
 	}
 	return r.pins.pin(h), true, nil
 }
+
+// BlobPath returns the local file holding blob h when the repository's store
+// is a LocalStore. The
+// file exists while a tree or pin references h.
+func (b repoBlobs) BlobPath(h vfs.Hash) (string, bool) {
+	ls, ok := b.r.store.(*LocalStore)
+	if !ok {
+		return "", false
+	}
+	return ls.ObjectPath(Blobs, h), true
+}

@@ -36,3 +36,14 @@ type FileBlob interface {
 	Blob
 	File() *os.File
 }
+
+// LocalBlobStore is implemented by blob stores that keep each blob in a
+// local file; tools that run external programs over content (ripgrep) read
+// the files in place instead of copying them out.
+type LocalBlobStore interface {
+	BlobStore
+	// BlobPath returns the path of the file holding blob h, and false when
+	// the store keeps h elsewhere or not at all. The file must not be
+	// written to.
+	BlobPath(h Hash) (string, bool)
+}

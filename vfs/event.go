@@ -23,6 +23,9 @@ const (
 	// applies it (Reduce cannot: it needs the snapshot's tree), and sends it
 	// to subscribers after Reset and restores.
 	OpRestore Op = "restore"
+	// OpBatch applies the events in Batch in order, all or none: the
+	// journal record of a multi-path tool call.
+	OpBatch Op = "batch"
 )
 
 // Event is one change to a session. Events carry every input the reducer
@@ -54,10 +57,11 @@ type Event struct {
 	Exchange  bool `json:"exchange,omitempty"`   // rename: swap source and destination
 	WantKind  Kind `json:"want_kind,omitempty"`  // remove: only a node of this kind
 
-	Seals    []Seal `json:"seals,omitempty"`
-	Snapshot string `json:"snapshot,omitempty"` // snapshotted, restore: the snapshot's ID
-	Initial  bool   `json:"initial,omitempty"`  // restore: the snapshot is also the state Reset returns to
-	Seq      uint64 `json:"seq,omitempty"`      // snapshotted: the last event the snapshot includes
+	Seals    []Seal  `json:"seals,omitempty"`
+	Snapshot string  `json:"snapshot,omitempty"` // snapshotted, restore: the snapshot's ID
+	Initial  bool    `json:"initial,omitempty"`  // restore: the snapshot is also the state Reset returns to
+	Seq      uint64  `json:"seq,omitempty"`      // snapshotted: the last event the snapshot includes
+	Batch    []Event `json:"batch,omitempty"`    // batch: the events, applied in order
 }
 
 // Seal records that a copied-up file's content now also lives in a blob.
@@ -89,6 +93,12 @@ func (e *Event) Changes() []Change {
 		return []Change{{Path: e.Path, Subtree: true}, {Path: e.To, Subtree: true}}
 	case OpRemove:
 		return []Change{{Path: e.Path, Subtree: e.Recursive}}
+	case OpBatch:
+		var cs []Change
+		for i := range e.Batch {
+			cs = append(cs, e.Batch[i].Changes()...)
+		}
+		return cs
 	}
 	return []Change{{Path: e.Path}}
 }

@@ -11,6 +11,8 @@ import (
 // fold of its journal over its base with Reduce.
 func Reduce(t Tree, e *Event) (Tree, error) {
 	switch e.Op {
+	case OpBatch:
+		return reduceBatch(t, e)
 	case OpWrite:
 		return reduceWrite(t, e)
 	case OpMkdir:

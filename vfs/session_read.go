@@ -192,3 +192,24 @@ func (s *Session) BlobRefs(fn func(Hash)) {
 		})
 	}
 }
+
+// LocalPath returns a local file that holds the content of file node n, for
+// programs that read content in place (ripgrep): its upper file, or its
+// blob's file when the blob store is a LocalBlobStore. It reports false
+// for empty files, for stores without local files, and for non-files. The
+// file may change or vanish once the session changes; never write to it.
+func (s *Session) LocalPath(n Node) (string, bool) {
+	if !n.IsFile() {
+		return "", false
+	}
+	if n.Upper != 0 {
+		return s.upperPath(n.Upper), true
+	}
+	if n.Blob == EmptyHash || n.Blob.IsZero() {
+		return "", false
+	}
+	if ls, ok := s.opts.Blobs.(LocalBlobStore); ok {
+		return ls.BlobPath(n.Blob)
+	}
+	return "", false
+}

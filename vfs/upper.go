@@ -265,6 +265,16 @@ func (s *Session) dropNodeLocked(n Node) {
 // — in line with an event just applied; old is the tree before it.
 func (s *Session) settleLocked(old Tree, e *Event) {
 	switch e.Op {
+	case OpBatch:
+		t := old
+		for i := range e.Batch {
+			next, err := Reduce(t, &e.Batch[i])
+			if err != nil {
+				return // cannot happen: the batch was applied
+			}
+			s.settleLocked(t, &e.Batch[i])
+			t = next
+		}
 	case OpWrite:
 		if n, ok := old.Get(e.Path); ok && n.Upper != 0 {
 			s.dropUpperLocked(n.Upper)

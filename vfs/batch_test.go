@@ -1,0 +1,73 @@
+package vfs_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vfsd/vfsd/vfs"
+	"github.com/vfsd/vfsd/vfs/vfstest"
+)
+
+func TestBatchCommitsAllOrNothing(t *testing.T) {
+	blobs := vfstest.NewBlobs()
+	opts := vfstest.Options(t, blobs)
+	s, err := vfs.Create(ctx, opts, vfs.Tree{}, "")
+	require.NoError(t, err)
+	write(t, s, "a.txt", "A")
+	write(t, s, "dir/b.txt", "B")
+	before := s.Tree().Encode()
+
+	t.Run("a failing change leaves the session as it was", func(t *testing.T) {
+		b := s.NewBatch()
+		require.NoError(t, b.Write(ctx, p("new.txt"), strings.NewReader("N"), vfs.WriteOptions{}))
+		require.NoError(t, b.Remove(p("a.txt"), vfs.RemoveOptions{}))
+		require.NoError(t, b.Rename(p("missing"), p("x"), vfs.RenameOptions{}))
+		_, err := b.Commit(ctx)
+		require.ErrorIs(t, err, vfs.ErrNotFound)
+		require.Contains(t, err.Error(), "change 3 of 3")
+		require.Equal(t, before, s.Tree().Encode())
+	})
+
+	t.Run("a batch refuses appends", func(t *testing.T) {
+		b := s.NewBatch()
+		err := b.Write(ctx, p("a.txt"), strings.NewReader("x"), vfs.WriteOptions{Mode: vfs.WriteAppend})
+		require.ErrorIs(t, err, vfs.ErrInvalid)
+		_, err = b.Commit(ctx)
+		require.Error(t, err, "a batch that lost a change does not commit the rest")
+		require.Equal(t, before, s.Tree().Encode())
+	})
+
+	t.Run("changes apply in order and survive recovery", func(t *testing.T) {
+		h, err := s.OpenFile(ctx, p("dir/b.txt"), os.O_RDWR, 0)
+		require.NoError(t, err)
+		_, err = h.WriteAt([]byte("b!"), 0)
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+
+		b := s.NewBatch()
+		require.NoError(t, b.Write(ctx, p("src/new.go"), strings.NewReader("package x\n"), vfs.WriteOptions{CreateParents: true}))
+		require.NoError(t, b.Rename(p("dir/b.txt"), p("src/b.txt"), vfs.RenameOptions{}))
+		require.NoError(t, b.Write(ctx, p("src/b.txt"), strings.NewReader("moved and rewritten"), vfs.WriteOptions{Mode: vfs.WriteOverwrite}))
+		require.NoError(t, b.Remove(p("a.txt"), vfs.RemoveOptions{}))
+		require.Equal(t, 4, b.Len())
+		seqBefore := s.Info().Seq
+		_, err = b.Commit(ctx)
+		require.NoError(t, err)
+		require.Equal(t, seqBefore+1, s.Info().Seq, "one journal record")
+		require.Equal(t, "moved and rewritten", read(t, s, "src/b.txt"))
+		require.Equal(t, "package x\n", read(t, s, "src/new.go"))
+		_, err = s.Stat(ctx, p("a.txt"))
+		require.ErrorIs(t, err, vfs.ErrNotFound)
+
+		want := s.Tree().Encode()
+		require.NoError(t, s.Close())
+		s2, err := vfs.Open(ctx, opts)
+		require.NoError(t, err)
+		defer s2.Close()
+		require.Equal(t, want, s2.Tree().Encode())
+		require.Equal(t, "moved and rewritten", read(t, s2, "src/b.txt"))
+	})
+}
