@@ -64,6 +64,8 @@ type LocalStore struct {
 	// unnamed file as durable as a renamed named one (localTmpfileSafe).
 	tmpfileOK   atomic.Bool
 	tmpfileSafe bool
+	// dirs holds the fan-out directories known to exist (see ensureDir).
+	dirs sync.Map
 }
 
 var _ Store = (*LocalStore)(nil)

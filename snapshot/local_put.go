@@ -261,6 +261,9 @@ func (s *LocalStore) createTemp(spread int) (*localTemp, error) {
 	case LocalTempUnnamed:
 		unnamed = s.tmpfileOK.Load()
 	}
+	if err := s.ensureDir(dir); err != nil {
+		return nil, fmt.Errorf("create temporary directory: %w", err)
+	}
 	if unnamed {
 		f, err := os.OpenFile(dir, os.O_RDWR|unix.O_TMPFILE, 0o444)
 		switch {
@@ -317,6 +320,9 @@ func (s *LocalStore) publish(ctx context.Context, tmp *localTemp, final string, 
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err
+	}
+	if err := s.ensureDir(filepath.Dir(final)); err != nil {
+		return false, fmt.Errorf("publish object: %w", err)
 	}
 	if tmp.name == "" {
 		// The object is published by a link to this very inode.
