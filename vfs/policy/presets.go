@@ -1,0 +1,73 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Preset names.
+const (
+	PresetDefault        = "default"
+	PresetWeakIncentives = "weakincentives"
+	PresetX07            = "x07"
+	PresetAOS            = "aos"
+)
+
+// DefaultInlineBytes is the payload size above which the default policy
+// returns output as a blob.
+const DefaultInlineBytes = 64 << 10
+
+var presets = map[string]func() *Policy{
+	// default: symlinks followed within the session, inline payloads up to
+	// 64 KiB, no other bounds.
+	PresetDefault: func() *Policy {
+		return &Policy{Name: PresetDefault, Symlinks: SymlinksWithinRoot,
+			Caps: Caps{MaxInlineBytes: DefaultInlineBytes}}
+	},
+	// weakincentives: the limits of the weakincentives VFS tools —
+	// 48,000-character writes, at most 16 path segments of at most 80
+	// characters, ASCII-only paths.
+	PresetWeakIncentives: func() *Policy {
+		return &Policy{Name: PresetWeakIncentives, Symlinks: SymlinksWithinRoot, ASCIIOnly: true,
+			Caps: Caps{MaxWriteChars: 48000, MaxDepth: 16, MaxSegmentLen: 80, MaxInlineBytes: DefaultInlineBytes}}
+	},
+	// x07: hidden paths and symlinks denied, ".." rejected, and error codes
+	// also reported as numbers (60001–60020).
+	PresetX07: func() *Policy {
+		return &Policy{Name: PresetX07, Symlinks: SymlinksDeny, DenyHidden: true, RejectDotDot: true,
+			NumericCodes: true, Caps: Caps{MaxInlineBytes: DefaultInlineBytes}}
+	},
+	// aos: no limits at all; symlinks followed anywhere in the session.
+	PresetAOS: func() *Policy {
+		return &Policy{Name: PresetAOS, Symlinks: SymlinksAllow}
+	},
+}
+
+// Presets returns the preset names, sorted.
+func Presets() []string {
+	names := make([]string, 0, len(presets))
+	for n := range presets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Preset returns a fresh copy of the named preset; "" is the default.
+func Preset(name string) (*Policy, error) {
+	if name == "" {
+		name = PresetDefault
+	}
+	mk, ok := presets[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown policy preset %q; use one of %s", name, strings.Join(Presets(), ", "))
+	}
+	return mk(), nil
+}
+
+// Default returns the default policy.
+func Default() *Policy {
+	p, _ := Preset(PresetDefault)
+	return p
+}
