@@ -105,9 +105,13 @@ func normalizeRune(r rune) rune {
 
 // Seek returns the index of the first occurrence of pattern in lines at or
 // after start, and the pass that found it; ok is false when no pass finds
-// it. With eof, a match ending at the last line is tried first, as Codex
-// does for hunks marked "*** End of File". An empty pattern matches at
-// start.
+// it. An empty pattern matches at start.
+//
+// With eof (a Codex hunk marked "*** End of File"), the one position whose
+// match ends at the last line is tried first, under every pass; if pattern
+// does not sit there, the search falls back to the ordinary one from start,
+// as Codex's seek_sequence documents. The end position is only tried when
+// it is at or after start, so a match never lands before start.
 func Seek(lines, pattern []string, start int, eof bool) (at int, pass Pass, ok bool) {
 	if len(pattern) == 0 {
 		return start, Exact, true
@@ -115,17 +119,20 @@ func Seek(lines, pattern []string, start int, eof bool) (at int, pass Pass, ok b
 	if len(pattern) > len(lines) {
 		return 0, 0, false
 	}
-	from := start
-	if eof {
-		from = len(lines) - len(pattern)
+	if start < 0 {
+		start = 0
 	}
-	for _, p := range Passes {
-		if i, ok := seekPass(lines, pattern, from, p); ok {
-			return i, p, true
+	if end := len(lines) - len(pattern); eof && end >= start {
+		for _, p := range Passes {
+			if matchAt(lines, keysOf(pattern, p), end, p) {
+				return end, p, true
+			}
 		}
 	}
-	if eof && from != start {
-		return Seek(lines, pattern, start, false)
+	for _, p := range Passes {
+		if i, ok := seekPass(lines, pattern, start, p); ok {
+			return i, p, true
+		}
 	}
 	return 0, 0, false
 }
@@ -151,9 +158,6 @@ func All(lines, pattern []string) (at []int, pass Pass) {
 }
 
 func seekPass(lines, pattern []string, from int, p Pass) (int, bool) {
-	if from < 0 {
-		from = 0
-	}
 	keys := keysOf(pattern, p)
 	for i := from; i+len(pattern) <= len(lines); i++ {
 		if matchAt(lines, keys, i, p) {

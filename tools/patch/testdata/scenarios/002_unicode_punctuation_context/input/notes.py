@@ -1,0 +1,3 @@
+title = “Hello”
+note = ‘a — b’
+value = 1
