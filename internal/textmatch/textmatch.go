@@ -70,7 +70,7 @@ func (p Pass) Equal(a, b string) bool {
 	return p.Key(a) == p.Key(b)
 }
 
-// Normalize maps typographic dashes, quotes and spaces to ASCII '-', '\”,
+// Normalize maps typographic dashes, quotes and spaces to ASCII '-', '\'',
 // '"' and ' ', the characters models type in place of them.
 func Normalize(s string) string {
 	if isPlainASCII(s) {
@@ -145,8 +145,9 @@ func All(lines, pattern []string) (at []int, pass Pass) {
 	}
 	for _, p := range Passes {
 		keys := keysOf(pattern, p)
+		lineKeys := keysOf(lines, p) // each line's key once per pass, not once per window
 		for i := 0; i+len(pattern) <= len(lines); i++ {
-			if matchAt(lines, keys, i, p) {
+			if matchAt(lineKeys, keys, i, Exact) {
 				at = append(at, i)
 			}
 		}
