@@ -70,7 +70,7 @@ func (p Pass) Equal(a, b string) bool {
 	return p.Key(a) == p.Key(b)
 }
 
-// Normalize maps typographic dashes, quotes and spaces to ASCII '-', '\'',
+// Normalize maps typographic dashes, quotes and spaces to ASCII '-', '\”,
 // '"' and ' ', the characters models type in place of them.
 func Normalize(s string) string {
 	if isPlainASCII(s) {
