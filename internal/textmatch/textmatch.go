@@ -70,8 +70,8 @@ func (p Pass) Equal(a, b string) bool {
 	return p.Key(a) == p.Key(b)
 }
 
-// Normalize maps typographic dashes, quotes and spaces to ASCII '-', '\”,
-// '"' and ' ', the characters models type in place of them.
+// Normalize maps typographic dashes, quotes and spaces to the ASCII
+// hyphen, apostrophe, double quote and space that models type in their place.
 func Normalize(s string) string {
 	if isPlainASCII(s) {
 		return s
