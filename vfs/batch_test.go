@@ -71,3 +71,23 @@ func TestBatchCommitsAllOrNothing(t *testing.T) {
 		require.Equal(t, "moved and rewritten", read(t, s2, "src/b.txt"))
 	})
 }
+
+func TestNoticesCarryTheOrigin(t *testing.T) {
+	s, err := vfs.Create(ctx, vfstest.Options(t, vfstest.NewBlobs()), vfs.Tree{}, "")
+	require.NoError(t, err)
+	defer s.Close()
+	var got []string
+	cancel := s.Subscribe(func(n vfs.Notice) { got = append(got, string(n.Event.Op)+":"+n.Origin) })
+	defer cancel()
+	fuse := vfs.WithOrigin(ctx, "fuse")
+	_, err = s.WriteFile(fuse, p("a"), strings.NewReader("x"), vfs.WriteOptions{})
+	require.NoError(t, err)
+	_, err = s.WriteFile(ctx, p("b"), strings.NewReader("y"), vfs.WriteOptions{})
+	require.NoError(t, err)
+	h, err := s.OpenFile(fuse, p("a"), os.O_RDWR, 0)
+	require.NoError(t, err)
+	_, err = h.WriteAt([]byte("z"), 1)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.Equal(t, []string{"write:fuse", "write:", "copyup:fuse", "commit:fuse"}, got)
+}

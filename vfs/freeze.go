@@ -81,7 +81,7 @@ func (s *Session) Freeze(ctx context.Context) (*Frozen, error) {
 		return nil, err
 	}
 	if seq != 0 {
-		s.notify(seq, e)
+		s.notify(seq, e, "")
 	}
 	return f, nil
 }

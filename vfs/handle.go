@@ -22,6 +22,7 @@ type Handle struct {
 	s       *Session
 	flags   int
 	relaxed bool
+	origin  string // the opener's origin (WithOrigin), for notices
 
 	// Guarded by s.mu.
 	path       Path
@@ -82,7 +83,7 @@ func (s *Session) OpenFile(ctx context.Context, p Path, flag int, perm fs.FileMo
 		}
 		n, _ = s.tree.Get(p)
 	}
-	h := &Handle{s: s, flags: flag, relaxed: isRelaxed(ctx), path: p, ino: n.Ino}
+	h := &Handle{s: s, flags: flag, relaxed: isRelaxed(ctx), origin: OriginOf(ctx), path: p, ino: n.Ino}
 	s.handles[n.Ino] = append(s.handles[n.Ino], h)
 	s.mu.Unlock()
 	if e != nil {
@@ -113,10 +114,11 @@ func (h *Handle) Detached() bool {
 }
 
 func (h *Handle) ctx() context.Context {
+	ctx := WithOrigin(context.Background(), h.origin)
 	if h.relaxed {
-		return Relaxed(context.Background())
+		return Relaxed(ctx)
 	}
-	return context.Background()
+	return ctx
 }
 
 func (h *Handle) writable() bool { return h.flags&(os.O_WRONLY|os.O_RDWR) != 0 }
@@ -285,7 +287,7 @@ func (h *Handle) installCopy(nuf *upperFile, src source, attached bool) bool {
 	}
 	s.registerLocked(nuf)
 	s.mu.Unlock()
-	s.notify(seq, e)
+	s.notify(seq, e, h.origin)
 	return true
 }
 

@@ -91,6 +91,23 @@ type dirtyMark struct {
 type Notice struct {
 	Seq   uint64
 	Event *Event
+	// Origin is the origin of the context the change was made under (see
+	// WithOrigin): a FUSE mount skips the changes it made itself.
+	Origin string
+}
+
+type originKey struct{}
+
+// WithOrigin returns a context whose mutations are reported to subscribers
+// with this origin. Handles opened under it keep it.
+func WithOrigin(ctx context.Context, origin string) context.Context {
+	return context.WithValue(ctx, originKey{}, origin)
+}
+
+// OriginOf returns the origin WithOrigin gave ctx, or "".
+func OriginOf(ctx context.Context) string {
+	v, _ := ctx.Value(originKey{}).(string)
+	return v
 }
 
 type relaxedKey struct{}
@@ -476,7 +493,7 @@ func (s *Session) markDirty(e *Event, seq uint64) {
 // commit finishes a mutation after s.mu is released: it tells subscribers
 // and, unless ctx is Relaxed, waits until the event is durable.
 func (s *Session) commit(ctx context.Context, seq uint64, e *Event) error {
-	s.notify(seq, e)
+	s.notify(seq, e, OriginOf(ctx))
 	if isRelaxed(ctx) {
 		return nil
 	}
@@ -489,7 +506,7 @@ func (s *Session) commit(ctx context.Context, seq uint64, e *Event) error {
 	return nil
 }
 
-func (s *Session) notify(seq uint64, e *Event) {
+func (s *Session) notify(seq uint64, e *Event, origin string) {
 	s.mu.RLock()
 	if len(s.subs) == 0 {
 		s.mu.RUnlock()
@@ -501,7 +518,7 @@ func (s *Session) notify(seq uint64, e *Event) {
 	}
 	s.mu.RUnlock()
 	for _, fn := range fns {
-		fn(Notice{Seq: seq, Event: e})
+		fn(Notice{Seq: seq, Event: e, Origin: origin})
 	}
 }
 
