@@ -3,6 +3,7 @@ package vfs
 import (
 	"context"
 	"io"
+	"os"
 )
 
 // liveLocked returns n with the live size of its upper file, which includes
@@ -98,6 +99,16 @@ func (r *Reader) Size() int64 { return r.b.Size() }
 
 // Close releases the reader.
 func (r *Reader) Close() error { return r.b.Close() }
+
+// File returns the local file the reader reads, when the content is in
+// one (a store blob or an upper file), for in-kernel reads such as FUSE
+// passthrough. The file must not be written to, and is closed by Close.
+func (r *Reader) File() (*os.File, bool) {
+	if fb, ok := r.b.(FileBlob); ok {
+		return fb.File(), true
+	}
+	return nil, false
+}
 
 // Open returns a reader of the file at p. Unchanged files are read straight
 // from their blob: nothing is copied.

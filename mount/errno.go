@@ -1,0 +1,55 @@
+package mount
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"syscall"
+
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// Errno maps an engine error to the errno a FUSE reply carries; nil is 0.
+// It is the one place the mapping lives.
+func Errno(err error) syscall.Errno {
+	if err == nil {
+		return 0
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return syscall.EINTR
+	}
+	switch vfs.CodeOf(err) {
+	case vfs.CodeNotFound:
+		return syscall.ENOENT
+	case vfs.CodeExists:
+		return syscall.EEXIST
+	case vfs.CodeNotDir:
+		return syscall.ENOTDIR
+	case vfs.CodeIsDir:
+		return syscall.EISDIR
+	case vfs.CodeNotEmpty:
+		return syscall.ENOTEMPTY
+	case vfs.CodeInvalidPath:
+		if strings.Contains(err.Error(), "longer than") {
+			return syscall.ENAMETOOLONG
+		}
+		return syscall.EINVAL
+	case vfs.CodeInvalid, vfs.CodeInvalidPattern:
+		return syscall.EINVAL
+	case vfs.CodeTooLarge:
+		return syscall.EFBIG
+	case vfs.CodeForbidden:
+		return syscall.EACCES
+	case vfs.CodeStale:
+		return syscall.ESTALE
+	case vfs.CodeConflict:
+		return syscall.EAGAIN
+	case vfs.CodeClosed:
+		return syscall.EIO
+	}
+	return syscall.EIO
+}

@@ -1,0 +1,124 @@
+package mount
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// open opens p for a FUSE open or create. A read-only open of an existing
+// file reads its content in place (roFile); anything that may write holds a
+// session handle (rwFile), which copies the file up on its first write.
+func (m *Mount) open(ctx context.Context, p vfs.Path, flags int, perm fs.FileMode) (gofs.FileHandle, uint32, syscall.Errno) {
+	write := flags&(os.O_WRONLY|os.O_RDWR) != 0 || flags&(os.O_CREATE|os.O_TRUNC) != 0
+	if write && m.opts.ReadOnly {
+		return nil, 0, syscall.EROFS
+	}
+	if !write {
+		r, err := m.s.Open(ctx, p)
+		if err != nil {
+			return nil, 0, Errno(err)
+		}
+		f := &roFile{r: r, passthrough: m.opts.Passthrough}
+		return f, fuse.FOPEN_KEEP_CACHE, 0
+	}
+	vflags := flags & (os.O_WRONLY | os.O_RDWR | os.O_CREATE | os.O_EXCL | os.O_TRUNC | os.O_APPEND)
+	h, err := m.s.OpenFile(ctx, p, vflags, perm)
+	if err != nil {
+		return nil, 0, Errno(err)
+	}
+	return &rwFile{h: h, append: flags&os.O_APPEND != 0}, 0, 0
+}
+
+// roFile is a read-only open: content read in place from its blob or
+// upper file, never copied.
+type roFile struct {
+	r           *vfs.Reader
+	passthrough bool
+}
+
+var (
+	_ gofs.FileReader          = (*roFile)(nil)
+	_ gofs.FileReleaser        = (*roFile)(nil)
+	_ gofs.FilePassthroughFder = (*roFile)(nil)
+)
+
+// Read reads from the content.
+func (f *roFile) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	n, err := f.r.ReadAt(dest, off)
+	if n > 0 || err == nil || isEOF(err) {
+		return fuse.ReadResultData(dest[:n]), 0
+	}
+	return nil, Errno(err)
+}
+
+// PassthroughFd lets the kernel read the backing file itself.
+func (f *roFile) PassthroughFd() (int, bool) {
+	if !f.passthrough {
+		return 0, false
+	}
+	file, ok := f.r.File()
+	if !ok {
+		return 0, false
+	}
+	return int(file.Fd()), true
+}
+
+// Release closes the reader.
+func (f *roFile) Release(ctx context.Context) syscall.Errno {
+	return Errno(f.r.Close())
+}
+
+// rwFile is an open that may write: a session handle.
+type rwFile struct {
+	h      *vfs.Handle
+	append bool
+}
+
+var (
+	_ gofs.FileReader   = (*rwFile)(nil)
+	_ gofs.FileWriter   = (*rwFile)(nil)
+	_ gofs.FileFlusher  = (*rwFile)(nil)
+	_ gofs.FileFsyncer  = (*rwFile)(nil)
+	_ gofs.FileReleaser = (*rwFile)(nil)
+)
+
+// Read reads through the handle: it sees the handle's own writes.
+func (f *rwFile) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	n, err := f.h.ReadAt(dest, off)
+	if n > 0 || err == nil || isEOF(err) {
+		return fuse.ReadResultData(dest[:n]), 0
+	}
+	return nil, Errno(err)
+}
+
+// Write writes through the handle; O_APPEND writes go to the end.
+func (f *rwFile) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
+	if f.append {
+		vn, err := f.h.Stat()
+		if err != nil {
+			return 0, Errno(err)
+		}
+		off = vn.Size
+	}
+	n, err := f.h.WriteAt(data, off)
+	if err != nil {
+		return uint32(n), Errno(err)
+	}
+	return uint32(n), 0
+}
+
+// Flush commits the handle's writes to the session (on every close(2)).
+func (f *rwFile) Flush(ctx context.Context) syscall.Errno { return Errno(f.h.Flush()) }
+
+// Fsync commits and makes the writes durable.
+func (f *rwFile) Fsync(ctx context.Context, flags uint32) syscall.Errno { return Errno(f.h.Sync()) }
+
+// Release closes the handle.
+func (f *rwFile) Release(ctx context.Context) syscall.Errno { return Errno(f.h.Close()) }

@@ -1,0 +1,136 @@
+package mount
+
+import (
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// invalidate brings the kernel's caches and go-fuse's inode tree in line
+// with a change someone else made: a tool call, a restore, another mount.
+// The mount's own changes are skipped — the kernel made them — which also
+// keeps notifications out of FUSE request handlers, where they could
+// deadlock.
+func (m *Mount) invalidate(n vfs.Notice) {
+	if n.Origin == m.origin {
+		return
+	}
+	m.apply(n.Event)
+}
+
+func (m *Mount) apply(e *vfs.Event) {
+	switch e.Op {
+	case vfs.OpBatch:
+		for i := range e.Batch {
+			m.apply(&e.Batch[i])
+		}
+	case vfs.OpSeal, vfs.OpSnapshotted, vfs.OpCopyUp:
+		// The content did not change, only where it is kept.
+	case vfs.OpRestore:
+		m.forgetAll()
+	case vfs.OpRename:
+		m.moved(e.Path, e.To, e.Exchange)
+	case vfs.OpRemove:
+		m.removed(e.Path)
+	default:
+		m.changed(e.Path)
+	}
+}
+
+// find returns the inode of p if the kernel knows it, or nil.
+func (m *Mount) find(p vfs.Path) *gofs.Inode {
+	in := m.root.EmbeddedInode()
+	for _, seg := range p.Segments() {
+		if in = in.GetChild(seg); in == nil {
+			return nil
+		}
+	}
+	return in
+}
+
+// changed invalidates p's attributes and content, its entry, and its
+// parent's attributes (size, times).
+func (m *Mount) changed(p vfs.Path) {
+	if p.IsRoot() {
+		m.root.NotifyContent(0, 0)
+		return
+	}
+	parent := m.find(p.Parent())
+	if parent == nil {
+		return // the kernel has not looked the directory up: nothing cached
+	}
+	if child := parent.GetChild(p.Base()); child != nil {
+		child.NotifyContent(0, 0)
+	}
+	parent.NotifyEntry(p.Base())
+	parent.NotifyContent(0, 0)
+}
+
+// removed drops p from go-fuse's tree and the kernel's dentry cache.
+func (m *Mount) removed(p vfs.Path) {
+	parent := m.find(p.Parent())
+	if parent == nil {
+		return
+	}
+	parent.RmChild(p.Base())
+	parent.NotifyEntry(p.Base())
+	parent.NotifyContent(0, 0)
+}
+
+// moved follows a rename in go-fuse's tree, so inodes keep their paths, and
+// invalidates both names.
+func (m *Mount) moved(from, to vfs.Path, exchange bool) {
+	fromParent, toParent := m.find(from.Parent()), m.find(to.Parent())
+	switch {
+	case fromParent == nil && toParent == nil:
+		return
+	case fromParent != nil && toParent != nil && exchange:
+		fromParent.ExchangeChild(from.Base(), toParent, to.Base())
+	case fromParent != nil && toParent != nil:
+		if !fromParent.MvChild(from.Base(), toParent, to.Base(), true) {
+			fromParent.RmChild(from.Base())
+			toParent.RmChild(to.Base())
+		}
+	default:
+		if fromParent != nil {
+			fromParent.RmChild(from.Base())
+		}
+		if toParent != nil {
+			toParent.RmChild(to.Base())
+		}
+	}
+	for _, pp := range []struct {
+		in   *gofs.Inode
+		name string
+	}{{fromParent, from.Base()}, {toParent, to.Base()}} {
+		if pp.in != nil {
+			pp.in.NotifyEntry(pp.name)
+			pp.in.NotifyContent(0, 0)
+		}
+	}
+}
+
+// forgetAll detaches every cached inode from go-fuse's tree and drops the
+// root's entries from the kernel, after a restore replaced the whole tree.
+// Inodes keep their numbers: an unchanged file is the same inode after the
+// kernel looks it up again.
+func (m *Mount) forgetAll() {
+	root := m.root.EmbeddedInode()
+	var detach func(in *gofs.Inode)
+	detach = func(in *gofs.Inode) {
+		for name, child := range in.Children() {
+			detach(child)
+			in.RmChild(name)
+			child.NotifyContent(0, 0)
+		}
+	}
+	names := make([]string, 0)
+	for name := range root.Children() {
+		names = append(names, name)
+	}
+	detach(root)
+	for _, name := range names {
+		root.NotifyEntry(name)
+	}
+	root.NotifyContent(0, 0)
+}

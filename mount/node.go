@@ -1,0 +1,348 @@
+package mount
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// node is one file, directory or symlink of the mount. It knows its path
+// through the inode tree go-fuse keeps (renames update it), so nothing
+// here caches session state.
+type node struct {
+	gofs.Inode
+	m *Mount
+}
+
+var (
+	_ gofs.NodeLookuper   = (*node)(nil)
+	_ gofs.NodeGetattrer  = (*node)(nil)
+	_ gofs.NodeSetattrer  = (*node)(nil)
+	_ gofs.NodeReaddirer  = (*node)(nil)
+	_ gofs.NodeOpener     = (*node)(nil)
+	_ gofs.NodeCreater    = (*node)(nil)
+	_ gofs.NodeMkdirer    = (*node)(nil)
+	_ gofs.NodeUnlinker   = (*node)(nil)
+	_ gofs.NodeRmdirer    = (*node)(nil)
+	_ gofs.NodeRenamer    = (*node)(nil)
+	_ gofs.NodeSymlinker  = (*node)(nil)
+	_ gofs.NodeReadlinker = (*node)(nil)
+	_ gofs.NodeLinker     = (*node)(nil)
+	_ gofs.NodeStatfser   = (*node)(nil)
+	_ gofs.NodeFsyncer    = (*node)(nil)
+)
+
+// path returns the node's session path.
+func (n *node) path() vfs.Path { return vfs.Path(n.Path(nil)) }
+
+// child returns the session path of name in this directory, checked.
+func (n *node) child(name string) (vfs.Path, syscall.Errno) {
+	p, err := vfs.ParsePath(string(n.path()) + "/" + name)
+	if err != nil {
+		return "", Errno(err)
+	}
+	return p, 0
+}
+
+// ctx tags a request's context with the mount's origin.
+func (n *node) ctx(ctx context.Context) context.Context { return n.m.ctx(ctx) }
+
+// stable returns the go-fuse identity of an engine node.
+func stable(vn vfs.Node) gofs.StableAttr {
+	return gofs.StableAttr{Ino: vn.Ino, Mode: kindMode(vn)}
+}
+
+func kindMode(vn vfs.Node) uint32 {
+	switch vn.Kind {
+	case vfs.KindDir:
+		return syscall.S_IFDIR
+	case vfs.KindSymlink:
+		return syscall.S_IFLNK
+	}
+	return syscall.S_IFREG
+}
+
+// fillAttr fills a FUSE attribute from an engine node.
+func (m *Mount) fillAttr(vn vfs.Node, out *fuse.Attr) {
+	out.Ino = vn.Ino
+	out.Mode = kindMode(vn) | uint32(vn.Mode.Perm())
+	if m.opts.ReadOnly {
+		out.Mode &^= 0o222
+	}
+	out.Size = uint64(vn.Size)
+	out.Blocks = (out.Size + 511) / 512
+	out.Blksize = 4096
+	out.Nlink = 1
+	if vn.IsDir() {
+		out.Nlink = 2
+	}
+	mt := vn.UpdatedAt()
+	out.SetTimes(&mt, &mt, &mt)
+	out.Owner = fuse.Owner{Uid: m.uid, Gid: m.gid}
+}
+
+// newChild returns the inode for an engine node found under name.
+func (n *node) newChild(ctx context.Context, vn vfs.Node, out *fuse.EntryOut) *gofs.Inode {
+	n.m.fillAttr(vn, &out.Attr)
+	n.m.setTimeouts(out)
+	return n.NewInode(ctx, &node{m: n.m}, stable(vn))
+}
+
+// Lookup finds name in this directory.
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	p, errno := n.child(name)
+	if errno != 0 {
+		return nil, errno
+	}
+	vn, err := n.m.s.Stat(ctx, p)
+	if err != nil {
+		return nil, Errno(err)
+	}
+	return n.newChild(ctx, vn, out), 0
+}
+
+// Getattr reports the node's attributes: through the open handle when
+// there is one (it knows uncommitted writes), else from the session.
+func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if h, ok := fh.(*rwFile); ok {
+		vn, err := h.h.Stat()
+		if err == nil {
+			n.m.fillAttr(vn, &out.Attr)
+			out.SetTimeout(n.m.opts.CacheTimeout)
+			return 0
+		}
+	}
+	vn, err := n.m.s.Stat(ctx, n.path())
+	if err != nil {
+		return Errno(err)
+	}
+	n.m.fillAttr(vn, &out.Attr)
+	out.SetTimeout(n.m.opts.CacheTimeout)
+	return 0
+}
+
+// Setattr changes mode, size and times; owners cannot change.
+func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+	if n.m.opts.ReadOnly {
+		return syscall.EROFS
+	}
+	ctx = n.ctx(ctx)
+	p := n.path()
+	if uid, ok := in.GetUID(); ok && uid != n.m.uid {
+		return syscall.EPERM
+	}
+	if gid, ok := in.GetGID(); ok && gid != n.m.gid {
+		return syscall.EPERM
+	}
+	if mode, ok := in.GetMode(); ok {
+		if _, err := n.m.s.Chmod(ctx, p, fs.FileMode(mode).Perm()); err != nil {
+			return Errno(err)
+		}
+	}
+	if size, ok := in.GetSize(); ok {
+		var err error
+		if h, isRW := fh.(*rwFile); isRW {
+			err = h.h.Truncate(int64(size))
+		} else {
+			_, err = n.m.s.Truncate(ctx, p, int64(size))
+		}
+		if err != nil {
+			return Errno(err)
+		}
+	}
+	if mtime, ok := in.GetMTime(); ok {
+		if h, isRW := fh.(*rwFile); isRW {
+			if err := h.h.Flush(); err != nil { // a later commit must not undo the time
+				return Errno(err)
+			}
+		}
+		if _, err := n.m.s.SetTimes(ctx, p, mtime); err != nil {
+			return Errno(err)
+		}
+	} else if _, ok := in.GetATime(); ok && in.Valid&fuse.FATTR_ATIME_NOW != 0 {
+		// atime is not tracked; accept touch -a.
+	}
+	return n.Getattr(ctx, fh, out)
+}
+
+// Readdir lists the directory.
+func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	entries, err := n.m.s.List(ctx, n.path())
+	if err != nil {
+		return nil, Errno(err)
+	}
+	out := make([]fuse.DirEntry, len(entries))
+	for i, e := range entries {
+		out[i] = fuse.DirEntry{Name: e.Name, Ino: e.Node.Ino, Mode: kindMode(e.Node)}
+	}
+	return gofs.NewListDirStream(out), 0
+}
+
+// Open opens the file: a read-only open reads content in place, a write
+// open holds a session handle.
+func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	return n.m.open(n.ctx(ctx), n.path(), int(flags), 0)
+}
+
+// Create creates and opens a file.
+func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	if n.m.opts.ReadOnly {
+		return nil, nil, 0, syscall.EROFS
+	}
+	p, errno := n.child(name)
+	if errno != 0 {
+		return nil, nil, 0, errno
+	}
+	ctx = n.ctx(ctx)
+	fh, fuseFlags, errno := n.m.open(ctx, p, int(flags)|os.O_CREATE, fs.FileMode(mode).Perm())
+	if errno != 0 {
+		return nil, nil, 0, errno
+	}
+	vn, err := n.m.s.Stat(ctx, p)
+	if err != nil {
+		if r, ok := fh.(gofs.FileReleaser); ok {
+			r.Release(ctx)
+		}
+		return nil, nil, 0, Errno(err)
+	}
+	return n.newChild(ctx, vn, out), fh, fuseFlags, 0
+}
+
+// Mkdir creates a directory.
+func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if n.m.opts.ReadOnly {
+		return nil, syscall.EROFS
+	}
+	p, errno := n.child(name)
+	if errno != 0 {
+		return nil, errno
+	}
+	vn, err := n.m.s.Mkdir(n.ctx(ctx), p, vfs.MkdirOptions{Perm: fs.FileMode(mode).Perm()})
+	if err != nil {
+		return nil, Errno(err)
+	}
+	return n.newChild(ctx, vn, out), 0
+}
+
+// Unlink removes a file or symlink.
+func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	return n.remove(ctx, name, false)
+}
+
+// Rmdir removes an empty directory.
+func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	return n.remove(ctx, name, true)
+}
+
+func (n *node) remove(ctx context.Context, name string, dir bool) syscall.Errno {
+	if n.m.opts.ReadOnly {
+		return syscall.EROFS
+	}
+	p, errno := n.child(name)
+	if errno != 0 {
+		return errno
+	}
+	vn, err := n.m.s.Stat(ctx, p)
+	if err != nil {
+		return Errno(err)
+	}
+	switch {
+	case dir && !vn.IsDir():
+		return syscall.ENOTDIR
+	case !dir && vn.IsDir():
+		return syscall.EISDIR
+	}
+	return Errno(n.m.s.Remove(n.ctx(ctx), p, vfs.RemoveOptions{Kind: vn.Kind}))
+}
+
+// Rename moves name to newName in newParent; RENAME_NOREPLACE and
+// RENAME_EXCHANGE are honoured.
+func (n *node) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
+	if n.m.opts.ReadOnly {
+		return syscall.EROFS
+	}
+	from, errno := n.child(name)
+	if errno != 0 {
+		return errno
+	}
+	np, ok := newParent.(*node)
+	if !ok {
+		return syscall.EXDEV
+	}
+	to, errno := np.child(newName)
+	if errno != 0 {
+		return errno
+	}
+	const (
+		renameNoReplace = 1 // RENAME_NOREPLACE
+		renameExchange  = 2 // RENAME_EXCHANGE
+	)
+	if flags&^(renameNoReplace|renameExchange) != 0 {
+		return syscall.EINVAL
+	}
+	return Errno(n.m.s.Rename(n.ctx(ctx), from, to, vfs.RenameOptions{
+		NoReplace: flags&renameNoReplace != 0, Exchange: flags&renameExchange != 0}))
+}
+
+// Symlink creates a symbolic link.
+func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if n.m.opts.ReadOnly {
+		return nil, syscall.EROFS
+	}
+	p, errno := n.child(name)
+	if errno != 0 {
+		return nil, errno
+	}
+	vn, err := n.m.s.Symlink(n.ctx(ctx), target, p)
+	if err != nil {
+		return nil, Errno(err)
+	}
+	return n.newChild(ctx, vn, out), 0
+}
+
+// Readlink returns a symlink's target.
+func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
+	t, err := n.m.s.Readlink(ctx, n.path())
+	if err != nil {
+		return nil, Errno(err)
+	}
+	return []byte(t), 0
+}
+
+// Link is not supported: the engine has no hard links.
+func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.ENOTSUP
+}
+
+// Fsync on a node without a handle makes the journal durable.
+func (n *node) Fsync(ctx context.Context, fh gofs.FileHandle, flags uint32) syscall.Errno {
+	if h, ok := fh.(*rwFile); ok {
+		return h.Fsync(ctx, flags)
+	}
+	return Errno(n.m.s.Sync())
+}
+
+// Statfs reports the capacity of the filesystem that holds the session.
+func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(n.m.s.Dir(), &st); err != nil {
+		return gofs.ToErrno(err)
+	}
+	out.FromStatfsT(&st)
+	info := n.m.s.Info()
+	out.Files = uint64(info.Nodes) + st.Ffree
+	out.NameLen = vfs.MaxSegmentBytes
+	return 0
+}
+
+// setTimeouts applies the mount's cache timeout to an entry.
+func (m *Mount) setTimeouts(out *fuse.EntryOut) {
+	out.SetEntryTimeout(m.opts.CacheTimeout)
+	out.SetAttrTimeout(m.opts.CacheTimeout)
+}
