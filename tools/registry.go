@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -23,22 +24,38 @@ type Tool struct {
 
 var registry []*Tool
 
+// schemaOptions render []byte as base64 text, the way encoding/json does.
+var schemaOptions = &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[[]byte](): {Type: "string", Description: "base64"},
+}}
+
+// simplifyNullable turns a pointer field's ["null", T] type into T: models
+// read the plain type better, and omitting the field is how to say null.
+func simplifyNullable(s *jsonschema.Schema) {
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+}
+
 // register adds a tool: run gets the decoded parameters and returns the
 // receipt; enums constrain string parameters to their listed values.
 func register[P any, R receipt](name, desc string, mutating bool, enums map[string][]any,
 	run func(ctx context.Context, t *Toolset, p *P) (R, error)) {
-	ps, err := jsonschema.For[P](nil)
+	ps, err := jsonschema.For[P](schemaOptions)
 	if err != nil {
 		panic(fmt.Sprintf("tools: schema of %s parameters: %v", name, err))
 	}
-	for prop, vals := range enums {
-		s, ok := ps.Properties[prop]
-		if !ok {
-			panic(fmt.Sprintf("tools: %s has no parameter %q to constrain", name, prop))
+	for _, prop := range ps.Properties {
+		simplifyNullable(prop) // every parameter is optional or required already
+		for prop, vals := range enums {
+			s, ok := ps.Properties[prop]
+			if !ok {
+				panic(fmt.Sprintf("tools: %s has no parameter %q to constrain", name, prop))
+			}
+			s.Enum = vals
 		}
-		s.Enum = vals
 	}
-	rs, err := jsonschema.For[R](nil)
+	rs, err := jsonschema.For[R](schemaOptions)
 	if err != nil {
 		panic(fmt.Sprintf("tools: schema of %s receipt: %v", name, err))
 	}

@@ -76,6 +76,13 @@ func (t *Toolset) Call(ctx context.Context, sessionID, name string, params json.
 		return t.failed(name, fail(CodeSessionMismatch,
 			"these tools are bound to session %q, not %q; call the tools of that session", t.s.ID(), sessionID))
 	}
+	if name == ConsolidatedTool {
+		action, rest, err := splitConsolidated(params)
+		if err != nil {
+			return t.failed(name, failureOf(err))
+		}
+		name, params = action, rest
+	}
 	tool, ok := lookup(name)
 	if !ok {
 		return t.failed(name, fail(CodeUnknownTool, "no tool named %q; available: %s", name, strings.Join(Names(), ", ")))

@@ -16,7 +16,7 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Benchmarks that compare vfsd with the obvious alternative in one run",
 	}
-	cmd.AddCommand(newBenchCowCmd(), newBenchImportCmd())
+	cmd.AddCommand(newBenchCowCmd(), newBenchImportCmd(), newBenchToolsCmd())
 	return cmd
 }
 
@@ -96,6 +96,37 @@ rsync -a of the same tree, in one run. Prints one JSON object.`,
 	cmd.Flags().StringVar(&tree, "tree", "", "host tree to import (default: the Go distribution's src)")
 	cmd.Flags().StringVar(&dir, "dir", "", "directory for stores and copies (default: the system temp dir)")
 	cmd.Flags().IntVar(&repeats, "repeats", 3, "repetitions per measurement; the median is reported")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
+	return cmd
+}
+
+func newBenchToolsCmd() *cobra.Command {
+	var (
+		opts  bench.ToolsOptions
+		quiet bool
+	)
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "Time grep, glob, read_file and edit_file on an imported tree against rg and plain reads",
+		Long: `Imports a host tree (default: the Go distribution's src) into a session and
+times, in one run: grep through the tool (ripgrep and native engines) against
+rg on the plain tree, glob **/*.go against rg --files -g '*.go', read_file of
+every file against os.ReadFile of every file, and a run of durable edit_file
+calls. Prints one JSON object.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Log = os.Stderr
+			if quiet {
+				opts.Log = nil
+			}
+			return bench.Tools(cmd.Context(), opts, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().StringVar(&opts.Tree, "tree", "", "host tree to import (default: the Go distribution's src)")
+	cmd.Flags().StringVar(&opts.Dir, "dir", "", "directory for the store (default: the system temp dir)")
+	cmd.Flags().IntVar(&opts.Repeats, "repeats", 5, "repetitions per measurement; the median is reported")
+	cmd.Flags().IntVar(&opts.Edits, "edits", 1000, "edit_file calls to time")
+	cmd.Flags().StringVar(&opts.Pattern, "pattern", `func \w+Handler`, "grep pattern")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -30,4 +33,25 @@ func TestCowSmoke(t *testing.T) {
 			require.Positive(t, v, name)
 		}
 	}
+}
+
+// TestToolsSmoke runs the tools benchmark on a small generated tree.
+func TestToolsSmoke(t *testing.T) {
+	tree := t.TempDir()
+	for i := range 30 {
+		dir := filepath.Join(tree, fmt.Sprint("pkg", i%4))
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		src := fmt.Sprintf("package p\n\nfunc serve%dHandler() {}\n", i)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprint("f", i, ".go")), []byte(src), 0o644))
+	}
+	var out bytes.Buffer
+	err := Tools(context.Background(), ToolsOptions{Tree: tree, Dir: t.TempDir(), Repeats: 1, Edits: 5}, &out)
+	require.NoError(t, err)
+	var res ToolsResult
+	require.NoError(t, json.Unmarshal(out.Bytes(), &res))
+	require.Equal(t, int64(30), res.Files)
+	require.Equal(t, 30, res.GrepMatches)
+	require.Equal(t, 30, res.GlobFiles)
+	require.Positive(t, res.EditCallsPerS)
+	require.Positive(t, res.GrepVsRg)
 }

@@ -121,3 +121,10 @@ func (e *Env) Read(p string) string {
 	require.NoError(e.T, err)
 	return string(data)
 }
+
+// With returns the env reporting to t: a fuzz target's or subtest's own T.
+func (e *Env) With(t testing.TB) *Env {
+	c := *e
+	c.T = t
+	return &c
+}
