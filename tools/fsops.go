@@ -317,8 +317,11 @@ func deleteFile(ctx context.Context, t *Toolset, p *DeleteFileParams) (*DeleteFi
 	}
 	r.Deleted, r.Kind = true, n.Kind.String()
 	r.SummaryText = fmt.Sprintf("Deleted %s %s", n.Kind, r.Path)
-	if r.Removed > 1 {
-		r.SummaryText += fmt.Sprintf(" and %d entries in it", r.Removed-1)
+	switch {
+	case r.Removed == 2:
+		r.SummaryText += " and the 1 entry in it"
+	case r.Removed > 2:
+		r.SummaryText += fmt.Sprintf(" and the %d entries in it", r.Removed-1)
 	}
 	return r, nil
 }
