@@ -1,0 +1,98 @@
+package hostmount
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vfsd/vfsd/snapshot"
+	"github.com/vfsd/vfsd/vfs"
+)
+
+func TestApplyBackToHost(t *testing.T) {
+	e := newEnv(t)
+	e.write("proj/keep.txt", "keep\n")
+	e.write("proj/edit.txt", "old\n")
+	e.write("proj/gone.txt", "bye\n")
+	e.write("proj/olddir/x.txt", "x\n")
+	e.write("proj/conflict.txt", "base\n")
+	e.write("proj/dir/nested.txt", "n\n")
+	mounts := []Mount{{HostPath: filepath.Join(e.root, "proj"), MountPath: "/"}}
+	s, rep, err := e.im.Stage(ctx, e.repo, snapshot.SessionOptions{}, mounts, nil)
+	require.NoError(t, err)
+	base := rep.Snapshot
+
+	w := func(p, content string) {
+		_, err := s.WriteFile(ctx, vfs.MustPath(p), strings.NewReader(content), vfs.WriteOptions{CreateParents: true})
+		require.NoError(t, err)
+	}
+	w("edit.txt", "new\n")
+	w("added/deep/file.txt", "added\n")
+	w("conflict.txt", "session\n")
+	w("created-on-host.txt", "session\n")
+	require.NoError(t, s.Remove(ctx, vfs.MustPath("gone.txt"), vfs.RemoveOptions{}))
+	require.NoError(t, s.Remove(ctx, vfs.MustPath("olddir"), vfs.RemoveOptions{Recursive: true}))
+	_, err = s.Symlink(ctx, "keep.txt", vfs.MustPath("link"))
+	require.NoError(t, err)
+	w("dir/nested.txt", "through a swapped dir\n")
+
+	// Meanwhile the host changes: one file edited, one created where the
+	// session creates one, and a directory swapped for a symlink to a
+	// place outside the root.
+	e.write("proj/conflict.txt", "host edit\n")
+	e.write("proj/created-on-host.txt", "host\n")
+	require.NoError(t, os.RemoveAll(filepath.Join(e.root, "proj/dir")))
+	require.NoError(t, os.Symlink(e.outside, filepath.Join(e.root, "proj/dir")))
+
+	hostState := func() map[string]string {
+		out := map[string]string{}
+		_ = filepath.Walk(filepath.Join(e.root, "proj"), func(p string, fi os.FileInfo, err error) error {
+			if err == nil && fi.Mode().IsRegular() {
+				b, _ := os.ReadFile(p)
+				rel, _ := filepath.Rel(filepath.Join(e.root, "proj"), p)
+				out[rel] = string(b)
+			}
+			return nil
+		})
+		return out
+	}
+	before := hostState()
+	dry, err := e.im.Apply(ctx, e.repo, base, s, mounts, ApplyOptions{DryRun: true})
+	require.NoError(t, err)
+	require.Equal(t, before, hostState(), "a dry run writes nothing")
+
+	got, err := e.im.Apply(ctx, e.repo, base, s, mounts, ApplyOptions{})
+	require.NoError(t, err)
+	require.Equal(t, dry.Applied, got.Applied, "the dry run predicts the real run")
+	conflicts := map[string]string{}
+	for _, c := range got.Conflicts {
+		conflicts[c.Path] = c.Conflict
+	}
+	require.Contains(t, conflicts["/conflict.txt"], "modified on the host")
+	require.Contains(t, conflicts["/created-on-host.txt"], "created on the host")
+	require.Contains(t, conflicts["/dir/nested.txt"], "parent directory")
+
+	after := hostState()
+	require.Equal(t, "new\n", after["edit.txt"])
+	require.Equal(t, "added\n", after["added/deep/file.txt"])
+	require.Equal(t, "host edit\n", after["conflict.txt"], "a conflict leaves the host's version")
+	require.Equal(t, "host\n", after["created-on-host.txt"])
+	require.Equal(t, "keep\n", after["keep.txt"])
+	require.NotContains(t, after, "gone.txt")
+	require.NotContains(t, after, "olddir/x.txt")
+	_, err = os.Stat(filepath.Join(e.root, "proj/olddir"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	target, err := os.Readlink(filepath.Join(e.root, "proj/link"))
+	require.NoError(t, err)
+	require.Equal(t, "keep.txt", target)
+	secret, err := os.ReadFile(filepath.Join(e.outside, "secret"))
+	require.NoError(t, err)
+	require.Equal(t, "TOP SECRET", string(secret), "nothing was written through the planted symlink")
+	_, err = os.Stat(filepath.Join(e.outside, "nested.txt"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	leftovers, _ := filepath.Glob(filepath.Join(e.root, "proj", ".*.vfsd-*"))
+	require.Empty(t, leftovers)
+}
