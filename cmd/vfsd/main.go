@@ -46,7 +46,7 @@ func newRoot() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see 'vfsd %s --help')", err, c.Name())}
 	})
-	root.AddCommand(newBenchCmd(), newDemoCmd())
+	root.AddCommand(newBenchCmd(), newDemoCmd(), newToolCmd(), newApplyPatchCmd())
 	return root
 }
 

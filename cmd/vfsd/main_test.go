@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,4 +37,60 @@ func TestUsageErrors(t *testing.T) {
 		var ue usageError
 		require.True(t, errors.As(err, &ue), "%v: want a usage error (exit 2), got %v", args, err)
 	}
+}
+
+// run executes the CLI with args and stdin, returning stdout and the error.
+func run(t *testing.T, stdin string, args ...string) (string, error) {
+	t.Helper()
+	root := newRoot()
+	root.SetArgs(args)
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&bytes.Buffer{})
+	root.SetIn(strings.NewReader(stdin))
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestToolOnADirectory(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello world\n"), 0o644))
+
+	out, err := run(t, "", "tool", "--dir", dir, "edit_file", "--json", `{"path":"a.txt","old_string":"world","new_string":"there"}`)
+	require.NoError(t, err)
+	require.Contains(t, out, `"status":"ok"`)
+	data, _ := os.ReadFile(filepath.Join(dir, "a.txt"))
+	require.Equal(t, "hello there\n", string(data), "the change is applied back")
+
+	out, err = run(t, "", "tool", "--dir", dir, "edit_file", "--json", `{"path":"a.txt","old_string":"there","new_string":"x"}`, "--dry-run")
+	require.NoError(t, err)
+	require.Contains(t, out, `"status":"ok"`)
+	data, _ = os.ReadFile(filepath.Join(dir, "a.txt"))
+	require.Equal(t, "hello there\n", string(data), "--dry-run applies nothing")
+
+	out, err = run(t, "", "tool", "--dir", dir, "read_file", "--json", `{"path":"missing"}`)
+	require.ErrorIs(t, err, errNotOK)
+	require.Contains(t, out, `"status":"not_found"`)
+
+	_, err = run(t, "", "tool", "edit_file")
+	var ue usageError
+	require.ErrorAs(t, err, &ue, "--dir is required")
+}
+
+func TestApplyPatchOnADirectory(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\n"), 0o644))
+	good := "*** Begin Patch\n*** Add File: sub/b.txt\n+bee\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n"
+	out, err := run(t, good, "apply-patch", "--dir", dir)
+	require.NoError(t, err)
+	require.Contains(t, out, `"files_changed":2`)
+	data, _ := os.ReadFile(filepath.Join(dir, "sub/b.txt"))
+	require.Equal(t, "bee\n", string(data))
+
+	bad := "*** Begin Patch\n*** Add File: c.txt\n+c\n*** Update File: a.txt\n@@\n-nope\n+x\n*** End Patch\n"
+	out, err = run(t, bad, "apply-patch", "--dir", dir)
+	require.ErrorIs(t, err, errNotOK)
+	require.Contains(t, out, `"status":"reject"`)
+	_, err = os.Stat(filepath.Join(dir, "c.txt"))
+	require.ErrorIs(t, err, os.ErrNotExist, "all or nothing")
 }
