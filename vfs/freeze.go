@@ -265,7 +265,9 @@ func (s *Session) restore(ctx context.Context, t Tree, id string, initial bool) 
 		s.freezeMu.Unlock()
 		return closedErr(op)
 	}
-	e := &Event{Op: OpRestore, Path: Root, Snapshot: id, Initial: initial, Time: s.now()}
+	// Ino carries the inode high-water mark across the restore: a file
+	// created before it may still be open, and its number must stay its own.
+	e := &Event{Op: OpRestore, Path: Root, Snapshot: id, Initial: initial, Time: s.now(), Ino: s.tree.MaxIno()}
 	seq, err := s.journal.Append(e)
 	if err != nil {
 		s.mu.Unlock()
@@ -300,7 +302,8 @@ func (s *Session) restore(ctx context.Context, t Tree, id string, initial bool) 
 // number is seq: the session's reference is now the restored snapshot and
 // nothing is dirty relative to it.
 func (s *Session) restoredLocked(t Tree, e *Event, seq uint64) {
-	s.tree, s.seq, s.ref, s.restoreSeq = t, seq, e.Snapshot, seq
+	t = t.withInoFloor(e.Ino)
+	s.tree, s.seq, s.ref, s.restoreSeq, s.inoFloor = t, seq, e.Snapshot, seq, t.MaxIno()
 	if e.Initial {
 		s.header.Initial = e.Snapshot
 	}

@@ -33,6 +33,10 @@ type JournalHeader struct {
 	Base    string `json:"base,omitempty"`    // snapshot the events apply to ("" = empty tree)
 	Initial string `json:"initial,omitempty"` // snapshot Reset returns to
 	Created int64  `json:"created"`           // Unix ms the session was created
+	// InoFloor is the inode high-water mark the base is raised to: a
+	// compacted journal's base is a restored snapshot, and inode numbers
+	// handed out before the restore must never be handed out again.
+	InoFloor uint64 `json:"ino_floor,omitempty"`
 }
 
 // Journal is a session's append-only event log. Each record is framed as

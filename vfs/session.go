@@ -69,6 +69,7 @@ type Session struct {
 	journal    *Journal
 	seq        uint64                // sequence number of the last applied event
 	restoreSeq uint64                // sequence number of the last restore event
+	inoFloor   uint64                // inode high-water mark at the last restore, for compaction
 	ref        string                // snapshot the dirty set is relative to
 	dirty      map[Path]dirtyMark    // what changed since ref
 	uppers     map[uint64]*upperFile // upper files the tree references
@@ -265,7 +266,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		if err != nil {
 			return fmt.Errorf("load base %q: %w", h.Base, err)
 		}
-		s.tree, s.ref, s.header = base, h.Base, h
+		s.tree, s.ref, s.header = base.withInoFloor(h.InoFloor), h.Base, h
 		return nil
 	}
 	// Events since the last restore, to compact the journal afterwards.
@@ -319,6 +320,7 @@ func (s *Session) compact(restored string, tail []*Event) error {
 	shift := s.restoreSeq
 	hdr := s.header
 	hdr.Base = restored
+	hdr.InoFloor = s.inoFloor
 	j, err := createJournal(filepath.Join(s.opts.Dir, journalName), hdr, tail, shift)
 	if err != nil {
 		return err

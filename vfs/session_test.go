@@ -503,3 +503,29 @@ func TestSymlinkTargetMustBeUTF8(t *testing.T) {
 	_, err := s.Symlink(ctx, "bad\xff", p("ln"))
 	require.Equal(t, vfs.CodeInvalid, vfs.CodeOf(err))
 }
+
+func TestRestoreNeverReusesInodes(t *testing.T) {
+	blobs := vfstest.NewBlobs()
+	opts := vfstest.Options(t, blobs)
+	s, err := vfs.Create(ctx, opts, vfs.Tree{}, "")
+	require.NoError(t, err)
+	base := vfs.EmptyTree(s.Info().Created.UnixMilli()) // what snapshot "" loads
+	write(t, s, "a", "a")
+	late := write(t, s, "late", "created after the base").Node.Ino
+	require.NoError(t, s.ResetTo(ctx, base, ""))
+	fresh := write(t, s, "fresh", "after the restore").Node.Ino
+	require.Greater(t, fresh, late, "a restore keeps the inode high-water mark")
+	want := s.Tree().Encode()
+	require.NoError(t, s.Close())
+
+	// Replay, and the compaction it does, keep it too.
+	s2, err := vfs.Open(ctx, opts)
+	require.NoError(t, err)
+	require.Equal(t, want, s2.Tree().Encode())
+	require.NoError(t, s2.Close())
+	s3, err := vfs.Open(ctx, opts)
+	require.NoError(t, err)
+	defer s3.Close()
+	require.Equal(t, want, s3.Tree().Encode(), "after compaction")
+	require.Greater(t, write(t, s3, "later", "x").Node.Ino, fresh)
+}

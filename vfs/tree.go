@@ -158,6 +158,13 @@ func (t Tree) delete(p Path) Tree {
 	return t
 }
 
+// withInoFloor returns t with its inode high-water mark raised to at least
+// floor, so no inode number up to floor is handed out again.
+func (t Tree) withInoFloor(floor uint64) Tree {
+	t.maxIno = max(t.maxIno, floor)
+	return t
+}
+
 // nextIno hands out the next inode number.
 func (t *Tree) nextIno() uint64 {
 	t.maxIno++
