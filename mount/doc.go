@@ -6,9 +6,9 @@
 // List, OpenFile, WriteFile's siblings Mkdir, Remove, Rename, Symlink,
 // Chmod, Truncate, SetTimes), and engine errors become errno values in one
 // function (Errno). Content is read from blobs and upper files in place: a
-// read-only open copies nothing and, where the kernel allows it (Linux 6.9+
-// as root), is served by FUSE passthrough straight from the backing file;
-// the first write copies a file up inside the engine.
+// read-only open copies nothing (and, with Options.Passthrough, where the
+// kernel allows it, is served by FUSE passthrough straight from the backing
+// file); the first write copies a file up inside the engine.
 //
 // The kernel caches entries, attributes and pages for a long time
 // (Options.CacheTimeout); the mount subscribes to the session and

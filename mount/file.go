@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"sync"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -15,7 +16,9 @@ import (
 // open opens p for a FUSE open or create. A read-only open of an existing
 // file reads its content in place (roFile); anything that may write holds a
 // session handle (rwFile), which copies the file up on its first write.
-func (m *Mount) open(ctx context.Context, p vfs.Path, flags int, perm fs.FileMode) (gofs.FileHandle, uint32, syscall.Errno) {
+// When ino is not zero, the file at p must still be that inode (the one the
+// kernel opens); ENOENT otherwise: that file is gone.
+func (m *Mount) open(ctx context.Context, p vfs.Path, flags int, perm fs.FileMode, ino uint64) (gofs.FileHandle, uint32, syscall.Errno) {
 	write := flags&(os.O_WRONLY|os.O_RDWR) != 0 || flags&(os.O_CREATE|os.O_TRUNC) != 0
 	if write && m.opts.ReadOnly {
 		return nil, 0, syscall.EROFS
@@ -25,6 +28,10 @@ func (m *Mount) open(ctx context.Context, p vfs.Path, flags int, perm fs.FileMod
 		if err != nil {
 			return nil, 0, Errno(err)
 		}
+		if ino != 0 && r.Node.Ino != ino {
+			r.Close()
+			return nil, 0, syscall.ENOENT
+		}
 		f := &roFile{r: r, passthrough: m.opts.Passthrough}
 		return f, fuse.FOPEN_KEEP_CACHE, 0
 	}
@@ -33,14 +40,29 @@ func (m *Mount) open(ctx context.Context, p vfs.Path, flags int, perm fs.FileMod
 	if err != nil {
 		return nil, 0, Errno(err)
 	}
+	if ino != 0 && h.Ino() != ino {
+		h.Close()
+		return nil, 0, syscall.ENOENT
+	}
 	return &rwFile{h: h, append: flags&os.O_APPEND != 0}, 0, 0
 }
 
 // roFile is a read-only open: content read in place from its blob or
 // upper file, never copied.
+//
+// It reads the file's current content, not the content it had when opened:
+// the kernel caches pages per inode, for all opens alike, so what one open
+// reads another is served from the cache. After a tool rewrote the file,
+// an open from before reads the new content as a fresh open does (as on a
+// local filesystem when a file is rewritten in place). Once the file has
+// left the tree (removed, replaced), it keeps the content it last read,
+// like a descriptor of an unlinked file.
 type roFile struct {
-	r           *vfs.Reader
+	n           *node // the node opened
 	passthrough bool
+
+	mu sync.RWMutex // held shared while reading r, exclusively to replace it
+	r  *vfs.Reader
 }
 
 var (
@@ -51,11 +73,58 @@ var (
 
 // Read reads from the content.
 func (f *roFile) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	n, err := f.r.ReadAt(dest, off)
+	r := f.reader(ctx)
+	defer f.mu.RUnlock()
+	n, err := r.ReadAt(dest, off)
 	if n > 0 || err == nil || isEOF(err) {
 		return fuse.ReadResultData(dest[:n]), 0
 	}
 	return nil, Errno(err)
+}
+
+// reader returns the reader of the file's current content, read-locked:
+// the one it has, or a new one if the session has since given the file
+// other content. A passthrough open keeps its reader: the kernel reads the
+// file it registered.
+func (f *roFile) reader(ctx context.Context) *vfs.Reader {
+	for {
+		f.mu.RLock()
+		if f.n == nil || f.passthrough {
+			return f.r
+		}
+		p, vn, errno := f.n.resolve(ctx)
+		cur := f.r.Node
+		if errno != 0 || !vn.IsFile() || (vn.Blob == cur.Blob && vn.Upper == cur.Upper) {
+			return f.r // unchanged, or gone: keep what it has
+		}
+		f.mu.RUnlock()
+		nr, err := f.n.m.s.Open(ctx, p)
+		if err != nil || nr.Node.Ino != cur.Ino {
+			if err == nil {
+				nr.Close()
+			}
+			f.mu.RLock()
+			return f.r
+		}
+		f.mu.Lock()
+		if f.r.Node == cur {
+			old := f.r
+			f.r = nr
+			old.Close()
+		} else {
+			nr.Close() // another read replaced it first
+		}
+		f.mu.Unlock()
+	}
+}
+
+// node returns the node the reader reads, with its size.
+func (f *roFile) node() vfs.Node {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	vn := f.r.Node
+	vn.Size = f.r.Size()
+	return vn
 }
 
 // PassthroughFd lets the kernel read the backing file itself.
@@ -72,6 +141,8 @@ func (f *roFile) PassthroughFd() (int, bool) {
 
 // Release closes the reader.
 func (f *roFile) Release(ctx context.Context) syscall.Errno {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return Errno(f.r.Close())
 }
 

@@ -110,27 +110,41 @@ func (m *Mount) moved(from, to vfs.Path, exchange bool) {
 	}
 }
 
-// forgetAll detaches every cached inode from go-fuse's tree and drops the
-// root's entries from the kernel, after a restore replaced the whole tree.
-// Inodes keep their numbers: an unchanged file is the same inode after the
-// kernel looks it up again.
+// forgetAll brings go-fuse's tree and the kernel's caches in line with a
+// restore, which replaced the whole tree: a known node that the session
+// still has at the same path (same inode, same kind) stays, its attributes
+// and content invalidated; any other is detached and its entry dropped.
+// So descriptors and working directories on what the restore kept stay
+// attached, and inodes keep their numbers: an unchanged file is the same
+// inode before and after.
 func (m *Mount) forgetAll() {
-	root := m.root.EmbeddedInode()
-	var detach func(in *gofs.Inode)
-	detach = func(in *gofs.Inode) {
+	t := m.s.Tree()
+	var walk func(in *gofs.Inode, dir vfs.Path)
+	walk = func(in *gofs.Inode, dir vfs.Path) {
 		for name, child := range in.Children() {
+			p := dir.Join(name)
+			if vn, ok := t.Get(p); ok && stable(vn) == child.StableAttr() {
+				walk(child, p)
+				child.NotifyContent(0, 0)
+				continue
+			}
 			detach(child)
 			in.RmChild(name)
+			in.NotifyEntry(name)
 			child.NotifyContent(0, 0)
 		}
+		in.NotifyContent(0, 0)
 	}
-	names := make([]string, 0)
-	for name := range root.Children() {
-		names = append(names, name)
+	walk(m.root.EmbeddedInode(), vfs.Root)
+}
+
+// detach drops every node below in from go-fuse's tree, invalidating the
+// kernel's cached content of each: should one come back under another path,
+// nothing stale is served.
+func detach(in *gofs.Inode) {
+	for name, child := range in.Children() {
+		detach(child)
+		in.RmChild(name)
+		child.NotifyContent(0, 0)
 	}
-	detach(root)
-	for _, name := range names {
-		root.NotifyEntry(name)
-	}
-	root.NotifyContent(0, 0)
 }

@@ -37,8 +37,12 @@ type Options struct {
 	// DefaultCacheTimeout when zero.
 	CacheTimeout time.Duration
 	// Passthrough lets the kernel serve read-only opens from the backing
-	// file (FUSE passthrough) where it supports that; on by default
-	// unless NoPassthrough.
+	// file (FUSE passthrough) where it supports that (Linux 6.9+, as
+	// root). It is off by default, and NoPassthrough keeps it off: the
+	// kernel pins one backing file per inode while any passthrough open
+	// lasts, so with it a file opened for writing while it is open for
+	// reading (or the reverse) fails with EIO, and opens that overlap one
+	// made before a tool rewrote the file read the old content.
 	Passthrough   bool
 	NoPassthrough bool
 	// FsName is the source name shown in /proc/mounts; "vfsd:<session>"
@@ -75,7 +79,7 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 	if opts.CacheTimeout <= 0 {
 		opts.CacheTimeout = DefaultCacheTimeout
 	}
-	opts.Passthrough = !opts.NoPassthrough
+	opts.Passthrough = opts.Passthrough && !opts.NoPassthrough
 	m := &Mount{s: s, dir: dir, opts: opts, uid: opts.UID, gid: opts.GID,
 		origin: fmt.Sprintf("fuse:%d:%s", mountSeq.Add(1), dir)}
 	if m.uid == 0 && m.gid == 0 {
@@ -101,15 +105,21 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 	negative := time.Duration(0) // a name others create must show up at once
 	fo := &gofs.Options{
 		MountOptions: fuse.MountOptions{
-			AllowOther:               opts.AllowOther,
-			FsName:                   fsName,
-			Name:                     "vfsd",
-			Debug:                    opts.Debug,
-			DirectMount:              os.Geteuid() == 0,
-			Options:                  mountOpts,
-			MaxWrite:                 1 << 20,
-			MaxReadAhead:             1 << 20,
-			EnableLocks:              false,
+			AllowOther:   opts.AllowOther,
+			FsName:       fsName,
+			Name:         "vfsd",
+			Debug:        opts.Debug,
+			DirectMount:  os.Geteuid() == 0,
+			Options:      mountOpts,
+			MaxWrite:     1 << 20,
+			MaxReadAhead: 1 << 20,
+			EnableLocks:  false,
+			// No extended attributes: ENOSYS makes the kernel answer
+			// EOPNOTSUPP itself from then on, as programs expect of a
+			// filesystem without them (go-fuse's default, ENODATA, made
+			// setxattr fail as if the attribute were missing), and spares
+			// a security.capability lookup on every write.
+			DisableXAttrs:            true,
 			ExplicitDataCacheControl: true,
 		},
 		EntryTimeout:    &timeout,
@@ -135,8 +145,11 @@ func (m *Mount) Dir() string { return m.dir }
 // mount.
 func (m *Mount) Origin() string { return m.origin }
 
-// ctx tags ctx with the mount's origin.
-func (m *Mount) ctx(ctx context.Context) context.Context { return vfs.WithOrigin(ctx, m.origin) }
+// ctx tags ctx with the mount's origin, and relaxes durability: POSIX
+// promises it only on fsync, which syncs (see the vfs package).
+func (m *Mount) ctx(ctx context.Context) context.Context {
+	return vfs.Relaxed(vfs.WithOrigin(ctx, m.origin))
+}
 
 // Wait blocks until the mount is unmounted.
 func (m *Mount) Wait() { m.server.Wait() }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
+	"sync"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -14,10 +17,15 @@ import (
 
 // node is one file, directory or symlink of the mount. It knows its path
 // through the inode tree go-fuse keeps (renames update it), so nothing
-// here caches session state.
+// here caches session state — except the attributes last reported, which
+// are all that is left to report once the node has left the tree (fstat of
+// a removed file or directory).
 type node struct {
 	gofs.Inode
 	m *Mount
+
+	mu   sync.Mutex
+	last fuse.Attr // attributes last reported, with Ino set once known
 }
 
 var (
@@ -38,16 +46,80 @@ var (
 	_ gofs.NodeFsyncer    = (*node)(nil)
 )
 
-// path returns the node's session path.
-func (n *node) path() vfs.Path { return vfs.Path(n.Path(nil)) }
+// path returns the node's session path, or false once the node has left
+// go-fuse's tree (removed, renamed over, or detached by a restore): then no
+// path names it. (go-fuse's own Inode.Path returns "" for such a node —
+// the root's path — so it must not be used.)
+func (n *node) path() (vfs.Path, bool) {
+	root := n.m.root.EmbeddedInode()
+	var segs []string
+	for in := n.EmbeddedInode(); in != root; {
+		name, parent := in.Parent()
+		if parent == nil {
+			return "", false
+		}
+		segs = append(segs, name)
+		in = parent
+	}
+	slices.Reverse(segs)
+	return vfs.Path(strings.Join(segs, "/")), true
+}
+
+// resolve returns the node's path and its session node, checking that the
+// session still has this node there: ENOENT when it left the tree or its
+// path now holds another node (a racing unlink or rename over it, whose
+// news has not reached go-fuse's tree yet).
+func (n *node) resolve(ctx context.Context) (vfs.Path, vfs.Node, syscall.Errno) {
+	p, ok := n.path()
+	if !ok {
+		return "", vfs.Node{}, syscall.ENOENT
+	}
+	vn, err := n.m.s.Stat(ctx, p)
+	if err != nil {
+		return "", vfs.Node{}, Errno(err)
+	}
+	if !n.IsRoot() && stable(vn) != n.StableAttr() {
+		return "", vfs.Node{}, syscall.ENOENT
+	}
+	return p, vn, 0
+}
 
 // child returns the session path of name in this directory, checked.
 func (n *node) child(name string) (vfs.Path, syscall.Errno) {
-	p, err := vfs.ParsePath(string(n.path()) + "/" + name)
+	dir, ok := n.path()
+	if !ok {
+		return "", syscall.ENOENT // a removed directory is empty
+	}
+	p, err := vfs.ParsePath(string(dir) + "/" + name)
 	if err != nil {
 		return "", Errno(err)
 	}
 	return p, 0
+}
+
+// report fills out with vn's attributes and remembers them; gone (the node
+// is in no directory any more) reports no links.
+func (n *node) report(vn vfs.Node, gone bool, out *fuse.Attr) {
+	n.m.fillAttr(vn, out)
+	if gone {
+		out.Nlink = 0
+	}
+	n.mu.Lock()
+	n.last = *out
+	n.mu.Unlock()
+}
+
+// lastAttr returns the attributes last reported, with no links: the node
+// is gone.
+func (n *node) lastAttr(out *fuse.Attr) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.last.Ino == 0 {
+		return false
+	}
+	*out = n.last
+	out.Nlink = 0
+	return true
 }
 
 // ctx tags a request's context with the mount's origin.
@@ -89,9 +161,10 @@ func (m *Mount) fillAttr(vn vfs.Node, out *fuse.Attr) {
 
 // newChild returns the inode for an engine node found under name.
 func (n *node) newChild(ctx context.Context, vn vfs.Node, out *fuse.EntryOut) *gofs.Inode {
-	n.m.fillAttr(vn, &out.Attr)
 	n.m.setTimeouts(out)
-	return n.NewInode(ctx, &node{m: n.m}, stable(vn))
+	in := n.NewInode(ctx, &node{m: n.m}, stable(vn))
+	in.Operations().(*node).report(vn, false, &out.Attr)
+	return in
 }
 
 // Lookup finds name in this directory.
@@ -108,22 +181,32 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*go
 }
 
 // Getattr reports the node's attributes: through the open handle when
-// there is one (it knows uncommitted writes), else from the session.
+// there is one (it knows uncommitted writes, and the file it has open even
+// once removed), else from the session.
 func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	if h, ok := fh.(*rwFile); ok {
-		vn, err := h.h.Stat()
-		if err == nil {
-			n.m.fillAttr(vn, &out.Attr)
-			out.SetTimeout(n.m.opts.CacheTimeout)
+	out.SetTimeout(n.m.opts.CacheTimeout)
+	switch f := fh.(type) {
+	case *rwFile:
+		if vn, err := f.h.Stat(); err == nil {
+			n.report(vn, f.h.Detached(), &out.Attr)
 			return 0
 		}
+	case *roFile:
+		if _, vn, errno := n.resolve(ctx); errno == 0 {
+			n.report(vn, false, &out.Attr)
+		} else {
+			n.report(f.node(), true, &out.Attr)
+		}
+		return 0
 	}
-	vn, err := n.m.s.Stat(ctx, n.path())
-	if err != nil {
-		return Errno(err)
+	_, vn, errno := n.resolve(ctx)
+	if errno != 0 {
+		if errno == syscall.ENOENT && n.lastAttr(&out.Attr) {
+			return 0 // gone, but the kernel still has it: a removed cwd, an open directory
+		}
+		return errno
 	}
-	n.m.fillAttr(vn, &out.Attr)
-	out.SetTimeout(n.m.opts.CacheTimeout)
+	n.report(vn, false, &out.Attr)
 	return 0
 }
 
@@ -133,12 +216,26 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		return syscall.EROFS
 	}
 	ctx = n.ctx(ctx)
-	p := n.path()
 	if uid, ok := in.GetUID(); ok && uid != n.m.uid {
 		return syscall.EPERM
 	}
 	if gid, ok := in.GetGID(); ok && gid != n.m.gid {
 		return syscall.EPERM
+	}
+	p, ok := n.path()
+	if !ok {
+		// Removed: only an open file is left, and only its size can change
+		// (ftruncate of an unlinked file); mode and times are not kept.
+		if size, ok := in.GetSize(); ok {
+			h, isRW := fh.(*rwFile)
+			if !isRW {
+				return syscall.ENOENT
+			}
+			if err := h.h.Truncate(int64(size)); err != nil {
+				return Errno(err)
+			}
+		}
+		return n.Getattr(ctx, fh, out)
 	}
 	if mode, ok := in.GetMode(); ok {
 		if _, err := n.m.s.Chmod(ctx, p, fs.FileMode(mode).Perm()); err != nil {
@@ -173,7 +270,11 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 
 // Readdir lists the directory.
 func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	entries, err := n.m.s.List(ctx, n.path())
+	p, ok := n.path()
+	if !ok {
+		return gofs.NewListDirStream(nil), 0 // a removed directory is empty
+	}
+	entries, err := n.m.s.List(ctx, p)
 	if err != nil {
 		return nil, Errno(err)
 	}
@@ -187,7 +288,18 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 // Open opens the file: a read-only open reads content in place, a write
 // open holds a session handle.
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	return n.m.open(n.ctx(ctx), n.path(), int(flags), 0)
+	ctx = n.ctx(ctx)
+	// A node that left the tree (a racing unlink or rename over it) fails
+	// with ENOENT: the session cannot open content no path names any more.
+	p, _, errno := n.resolve(ctx)
+	if errno != 0 {
+		return nil, 0, errno
+	}
+	fh, fuseFlags, errno := n.m.open(ctx, p, int(flags), 0, n.StableAttr().Ino)
+	if f, ok := fh.(*roFile); ok {
+		f.n = n
+	}
+	return fh, fuseFlags, errno
 }
 
 // Create creates and opens a file.
@@ -200,7 +312,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, errno
 	}
 	ctx = n.ctx(ctx)
-	fh, fuseFlags, errno := n.m.open(ctx, p, int(flags)|os.O_CREATE, fs.FileMode(mode).Perm())
+	fh, fuseFlags, errno := n.m.open(ctx, p, int(flags)|os.O_CREATE, fs.FileMode(mode).Perm(), 0)
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
@@ -308,7 +420,11 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 
 // Readlink returns a symlink's target.
 func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
-	t, err := n.m.s.Readlink(ctx, n.path())
+	p, _, errno := n.resolve(ctx)
+	if errno != 0 {
+		return nil, errno
+	}
+	t, err := n.m.s.Readlink(ctx, p)
 	if err != nil {
 		return nil, Errno(err)
 	}

@@ -1,0 +1,75 @@
+package mount_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"testing"
+
+	"github.com/hanwen/go-fuse/v2/posixtest"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vfsd/vfsd/mount"
+)
+
+// posixUnsupported lists the go-fuse POSIX tests that exercise what the
+// mount deliberately does not do, and why. (XAttr, XAttrLarge and Tmpfile
+// are not here: they skip themselves, finding the features missing.)
+var posixUnsupported = map[string]string{
+	"Link":             "hard links: the engine has none; link(2) fails with ENOTSUP",
+	"LinkUnlinkRename": "hard links: the engine has none; link(2) fails with ENOTSUP",
+	"Fallocate": "fallocate(2) is not implemented (the engine's handles cannot reserve space): " +
+		"it fails with EOPNOTSUPP, on which glibc's posix_fallocate and fio fall back to writing",
+	"FallocateKeepSize": "fallocate(2) is not implemented: it fails with EOPNOTSUPP",
+	"FcntlFlockLocksFile": "POSIX locks are left to the kernel (no FUSE lock requests): they are " +
+		"per process, as POSIX has them, so two descriptors of one process never conflict; the test " +
+		"expects open-file-description semantics, which go-fuse's loopback gets from the host's OFD locks",
+}
+
+// TestPosix runs go-fuse's POSIX conformance tests, each on a fresh
+// session mounted at a fresh directory.
+func TestPosix(t *testing.T) {
+	requireFUSE(t)
+	names := make([]string, 0, len(posixtest.All))
+	for name := range posixtest.All {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			if reason, ok := posixUnsupported[name]; ok {
+				t.Skip("unsupported: " + reason)
+			}
+			_, m := mounted(t, nil, mount.Options{})
+			posixtest.All[name](t, m.Dir())
+		})
+	}
+}
+
+// TestPosixUnsupported checks that what posixUnsupported skips fails the
+// way its reasons say, and that locks, left to the kernel, still exclude
+// other processes.
+func TestPosixUnsupported(t *testing.T) {
+	_, m := mounted(t, map[string]string{"f": "content"}, mount.Options{})
+	path := filepath.Join(m.Dir(), "f")
+
+	require.ErrorIs(t, os.Link(path, filepath.Join(m.Dir(), "hard")), syscall.ENOTSUP)
+
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	require.ErrorIs(t, syscall.Fallocate(int(f.Fd()), 0, 0, 1<<20), syscall.EOPNOTSUPP)
+
+	flock := requireTool(t, "flock")
+	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))
+	out, err := runErr(t, "", nil, flock, "--nonblock", "--conflict-exit-code", "42", path, "true")
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, out)
+	require.Equal(t, 42, exit.ExitCode(), "another process cannot take the lock: %s", out)
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK}
+	require.NoError(t, syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk))
+	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_UN))
+	run(t, "", nil, flock, "--nonblock", path, "true")
+}
