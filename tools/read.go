@@ -214,6 +214,17 @@ func (t *Toolset) finishRead(ctx context.Context, r *ReadFileReceipt, n vfs.Node
 	if n.Size == 0 {
 		r.view = "[" + r.Path + " is empty]"
 	}
+	if r.Truncated && pl.Blob == nil {
+		// Models often see only the text: say there is more, and how to get it.
+		if !strings.HasSuffix(r.view, "\n") {
+			r.view += "\n"
+		}
+		if r.TotalLines > 0 {
+			r.view += fmt.Sprintf("[... showing lines %d-%d of %d; read on with start_line=%d]\n", r.StartLine, r.EndLine, r.TotalLines, r.EndLine+1)
+		} else {
+			r.view += fmt.Sprintf("[... showing bytes %d-%d of %d; read on with offset_bytes=%d]\n", r.OffsetBytes, r.OffsetBytes+int64(len(sel)), n.Size, r.OffsetBytes+int64(len(sel)))
+		}
+	}
 	return nil
 }
 

@@ -223,7 +223,7 @@ func TestReadFile(t *testing.T) {
 		{name: "line range", tool: "read_file", params: `{"path":"docs/a.txt","start_line":2,"line_count":2,"line_numbers":true}`, status: tools.StatusOK,
 			check: func(t *testing.T, e *toolstest.Env, r map[string]any, text string) {
 				require.Equal(t, "two\nthree\n", r["inline_text"])
-				require.Equal(t, "     2\ttwo\n     3\tthree\n", text)
+				require.Equal(t, "     2\ttwo\n     3\tthree\n[... showing lines 2-3 of 5; read on with start_line=4]\n", text)
 				require.Equal(t, true, r["truncated"])
 				require.Equal(t, float64(4), r["offset_bytes"])
 			}},
