@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/stretchr/testify/require"
+)
+
+// requireMountBench skips unless this process can mount FUSE filesystems
+// and the workload's tools are installed.
+func requireMountBench(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skipf("the mount benchmark needs FUSE, and /dev/fuse is not there: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		if _, err := exec.LookPath("fusermount3"); err != nil {
+			t.Skip("the mount benchmark needs FUSE: run as root, or install fusermount3 (apt-get install fuse3)")
+		}
+	}
+	for _, tool := range []string{"tar", "rg", "find", "sed", "rm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("the mount benchmark runs %s, which is not installed", tool)
+		}
+	}
+	// /dev/fuse may be there and mounting still be refused (a container
+	// without CAP_SYS_ADMIN): try once.
+	dir := t.TempDir()
+	root, err := gofs.NewLoopbackRoot(t.TempDir())
+	require.NoError(t, err)
+	server, err := gofs.Mount(dir, root, &gofs.Options{MountOptions: fuse.MountOptions{DirectMount: true}})
+	if err != nil {
+		t.Skipf("the mount benchmark needs FUSE, and mounting one failed: %v", err)
+	}
+	require.NoError(t, server.Unmount())
+}
+
+// TestMountSmoke runs the mount benchmark on a tiny tree with a tiny
+// workload: every step runs on every target, the targets agree on what they
+// hold (the benchmark checks that), and every line is filled in. Timings
+// are not checked here.
+func TestMountSmoke(t *testing.T) {
+	requireMountBench(t)
+	tree := t.TempDir()
+	for i := range 24 {
+		dir := filepath.Join(tree, "net", "http", fmt.Sprint("pkg", i%3))
+		if i%2 == 1 {
+			dir = filepath.Join(tree, fmt.Sprint("lib", i%4))
+		}
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		src := fmt.Sprintf("package p\n\nfunc serve%dHandler() {}\n", i)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, fmt.Sprint("f", i, ".go")), []byte(src), 0o644))
+	}
+	require.NoError(t, os.Symlink("lib0", filepath.Join(tree, "link")))
+
+	var out, log bytes.Buffer
+	profile := filepath.Join(t.TempDir(), "prof")
+	err := Mount(context.Background(), MountOptions{Tree: tree, Dir: t.TempDir(), Repeats: 1, WriteMB: 2, Creates: 20,
+		CPUProfile: profile, Settle: -1, Log: &log}, &out)
+	require.NoError(t, err, "progress:\n%s", log.String())
+
+	dec := json.NewDecoder(&out)
+	lines := make([]MountStep, len(mountSteps))
+	for i, step := range mountSteps {
+		line := &lines[i]
+		require.NoError(t, dec.Decode(line))
+		require.Equal(t, step, line.Step)
+		for name, v := range map[string]float64{"native": line.NativeS, "vfsd": line.VfsdS, "loopback": line.LoopbackS} {
+			require.GreaterOrEqual(t, v, 0.0, "%s on %s", step, name)
+		}
+		require.Equal(t, step == stepSeqRead, line.CacheNote != "", step)
+	}
+	var sum MountSummary
+	require.NoError(t, dec.Decode(&sum))
+	require.True(t, sum.Summary)
+	overlay, ok := sum.OverlayfsConfig.(map[string]any)
+	require.True(t, ok, "overlayfs_config: %v", sum.OverlayfsConfig)
+	for _, line := range lines {
+		require.Equal(t, overlay["available"] == true, line.OverlayfsS != nil, "%s: overlayfs_config %v", line.Step, overlay)
+	}
+	require.Len(t, sum.Workload, len(mountSteps))
+	require.Equal(t, int64(24), sum.Files)
+	require.Equal(t, int64(1), sum.Symlinks)
+	require.Equal(t, 24, sum.GrepMatches)
+	require.Equal(t, "net/http", sum.SedSubtree)
+	require.Equal(t, len(sum.SlowerThanLoopback) == 0, sum.FasterThanLoopbackAllSteps)
+	require.Positive(t, sum.VfsdTotalS)
+	require.Positive(t, sum.SeqWriteVsNative)
+	require.False(t, dec.More(), "nothing after the summary")
+
+	for _, target := range []string{targetVfsd, targetLoopback} {
+		fi, err := os.Stat(fmt.Sprintf("%s-%s-%s.pprof", profile, target, stepUntar))
+		require.NoError(t, err)
+		require.Positive(t, fi.Size())
+	}
+}
