@@ -130,9 +130,9 @@ func (r *Repo) Close() error {
 
 var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
-// validSessionID reports whether id can name a session: 1 to 64 letters,
+// ValidSessionID reports whether id can name a session: 1 to 64 letters,
 // digits, '_', '.' and '-', not starting with a punctuation mark.
-func validSessionID(id string) bool { return sessionIDPattern.MatchString(id) }
+func ValidSessionID(id string) bool { return sessionIDPattern.MatchString(id) }
 
 // NewSessionID returns a fresh random session ID.
 func NewSessionID() string {
@@ -180,7 +180,7 @@ func (r *Repo) NewSession(ctx context.Context, opts SessionOptions) (*vfs.Sessio
 	if id == "" {
 		id = NewSessionID()
 	}
-	if !validSessionID(id) {
+	if !ValidSessionID(id) {
 		return nil, &vfs.Error{Op: "create session", Path: id, Code: vfs.CodeInvalid,
 			Msg: "session IDs are 1-64 letters, digits, '_', '.' or '-'"}
 	}

@@ -27,8 +27,9 @@ var outputModes = []any{string(OutputAuto), string(OutputRequireInline)}
 // previewBytes is how much of a blob's content its preview shows.
 const previewBytes = 512
 
-// blobRefPrefix starts every blob reference.
-const blobRefPrefix = "blake3:"
+// BlobRefPrefix starts every blob reference: "blake3:" and the blob's hash
+// in hex.
+const BlobRefPrefix = "blake3:"
 
 // Payload is content a tool returns: inline as text or bytes, or as a
 // reference to a blob in the session's store.
@@ -65,7 +66,7 @@ func (t *Toolset) payload(ctx context.Context, data []byte, asText bool, mode Ou
 		return Payload{}, err
 	}
 	unpin() // the store's fresh set keeps it until the next collection but one
-	return Payload{Blob: &BlobInfo{BlobRef: blobRefPrefix + h.String(), SizeBytes: size, Preview: preview(data)}}, nil
+	return Payload{Blob: &BlobInfo{BlobRef: BlobRefPrefix + h.String(), SizeBytes: size, Preview: preview(data)}}, nil
 }
 
 func inline(data []byte, asText bool) Payload {
@@ -103,9 +104,9 @@ func (t *Toolset) openBlobRef(ctx context.Context, ref string) (vfs.Blob, error)
 	if t.opts.Blobs == nil {
 		return nil, fail(CodeInvalidInput, "this workspace has no blob store; pass the content inline")
 	}
-	h, err := vfs.ParseHash(strings.TrimPrefix(ref, blobRefPrefix))
-	if err != nil || !strings.HasPrefix(ref, blobRefPrefix) {
-		return nil, fail(CodeInvalidInput, "blob_ref %q is not a blob reference (%s<64 hex digits>)", ref, blobRefPrefix)
+	h, err := vfs.ParseHash(strings.TrimPrefix(ref, BlobRefPrefix))
+	if err != nil || !strings.HasPrefix(ref, BlobRefPrefix) {
+		return nil, fail(CodeInvalidInput, "blob_ref %q is not a blob reference (%s<64 hex digits>)", ref, BlobRefPrefix)
 	}
 	b, err := t.opts.Blobs.Open(ctx, h)
 	if err != nil {

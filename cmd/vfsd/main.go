@@ -38,15 +38,26 @@ func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 
 func newRoot() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "vfsd",
-		Short:         "Copy-on-write workspaces for AI agents",
+		Use:   "vfsd",
+		Short: "Copy-on-write workspaces for AI agents",
+		Long: `vfsd gives every AI-agent session a copy-on-write workspace. vfsd serve runs
+the daemon; the session, tool, snapshot, apply, mount and unmount verbs talk to
+it over its Unix socket (--socket, env VFSD_SOCKET) or over TCP (--addr, env
+VFSD_ADDR, with --token or VFSD_TOKEN). Every such verb prints text, or the
+daemon's JSON with --json.
+
+Exit codes: 0 success; 1 the command failed (stderr says why and what to do);
+2 the command line was wrong.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see 'vfsd %s --help')", err, c.Name())}
 	})
-	root.AddCommand(newBenchCmd(), newDemoCmd(), newToolCmd(), newApplyPatchCmd())
+	g := &globalFlags{}
+	g.addTo(root)
+	root.AddCommand(newBenchCmd(), newDemoCmd(), newToolCmd(g), newApplyPatchCmd(),
+		newServeCmd(g), newSessionCmd(g), newSnapshotCmd(g), newApplyCmd(g), newMountCmd(g), newUnmountCmd(g))
 	return root
 }
 

@@ -8,9 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vfsd/vfsd/client"
 	"github.com/vfsd/vfsd/hostmount"
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/tools"
@@ -21,38 +23,84 @@ import (
 // not ok was printed; the receipt says why.
 var errNotOK = errors.New("the tool call did not succeed (see the receipt's status and summary_text)")
 
-func newToolCmd() *cobra.Command {
+func newToolCmd(g *globalFlags) *cobra.Command {
 	var (
 		dir, params, preset string
-		dryRun              bool
+		dryRun, text        bool
 	)
 	cmd := &cobra.Command{
-		Use:   "tool --dir DIR NAME [--json PARAMS]",
-		Short: "Run one agent tool on a plain directory, through a throwaway session",
-		Long: `Stages DIR into a throwaway session, runs the tool NAME with the JSON
-parameters PARAMS, prints the receipt as JSON, and — when the call succeeds and
-changed something — applies the session's changes back to DIR (a file changed
-in DIR meanwhile is a conflict and left alone). Exits 1 when the receipt's
-status is not ok. Tools: ` + fmt.Sprint(tools.Names()) + `.
+		Use:   "tool SESSION NAME [--json PARAMS] | tool --dir DIR NAME [--json PARAMS]",
+		Short: "Run one agent tool on a daemon's session, or on a plain directory",
+		Long: `Runs the tool NAME with the JSON parameters PARAMS (inline, - for stdin, or
+@FILE) and prints the receipt as JSON (--text: the receipt's rendering for a
+model). Exits 1 when the receipt's status is not ok. Tools: ` + fmt.Sprint(tools.Names()) + `.
 
-(Calling a tool on a daemon's session, vfsd tool SESSION NAME, comes with the
-daemon.)`,
-		Args: usageArgs(cobra.ExactArgs(1)),
+vfsd tool SESSION NAME calls the tool on the daemon's session SESSION (see
+--socket, --addr and --token).
+
+vfsd tool --dir DIR NAME needs no daemon: it stages DIR into a throwaway
+session, runs the tool, and — when the call succeeds and changed something —
+applies the session's changes back to DIR (a file changed in DIR meanwhile is a
+conflict and left alone).`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if dir != "" {
+				return usageArgs(cobra.ExactArgs(1))(cmd, args)
+			}
+			if len(args) != 2 {
+				return usageError{fmt.Errorf("give SESSION and NAME (or --dir DIR and NAME); got %d arguments (see 'vfsd tool --help')", len(args))}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dir == "" {
-				return usageError{errors.New("--dir DIR is required (the daemon form, vfsd tool SESSION NAME, is not built yet)")}
+			p, err := readParams(params, cmd.InOrStdin())
+			if err != nil {
+				return err
 			}
-			if params == "" {
-				params = "{}"
+			if dir != "" {
+				if text {
+					return usageError{errors.New("--text goes with a daemon's session, not --dir")}
+				}
+				return runOnDir(cmd.Context(), dir, preset, dryRun, cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], p)
 			}
-			return runOnDir(cmd.Context(), dir, preset, dryRun, cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], json.RawMessage(params))
+			if cmd.Flags().Changed("policy") || dryRun {
+				return usageError{errors.New("--policy and --dry-run go with --dir; a daemon session has its own policy, and tools take dry_run in PARAMS")}
+			}
+			return callOnSession(cmd, g, args[0], args[1], p, text)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "dir", "", "the directory to work on")
-	cmd.Flags().StringVar(&params, "json", "{}", "the tool's parameters, a JSON object")
-	cmd.Flags().StringVar(&preset, "policy", "default", "policy preset: "+fmt.Sprint(policy.Presets()))
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "run the tool but apply nothing back to DIR")
+	cmd.Flags().StringVar(&dir, "dir", "", "work on this plain directory instead of a daemon's session")
+	cmd.Flags().StringVar(&params, "json", "{}", "the tool's parameters: a JSON object, - for stdin, or @FILE")
+	cmd.Flags().StringVar(&preset, "policy", "default", "with --dir: policy preset: "+fmt.Sprint(policy.Presets()))
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "with --dir: run the tool but apply nothing back to DIR")
+	cmd.Flags().BoolVar(&text, "text", false, "with SESSION: print the receipt's text rendering for a model instead of its JSON")
 	return cmd
+}
+
+// callOnSession runs one tool call on a daemon's session.
+func callOnSession(cmd *cobra.Command, g *globalFlags, session, name string, params json.RawMessage, text bool) error {
+	c, err := g.client()
+	if err != nil {
+		return usageError{err}
+	}
+	defer c.Close()
+	var r *client.Receipt
+	if text {
+		r, err = c.CallToolText(cmd.Context(), session, name, params)
+	} else {
+		r, err = c.CallTool(cmd.Context(), session, name, params)
+	}
+	if err != nil {
+		return err
+	}
+	if text {
+		fmt.Fprintln(cmd.OutOrStdout(), strings.TrimSuffix(r.Text, "\n"))
+	} else {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s\n", r.JSON)
+	}
+	if !r.OK() {
+		return errNotOK
+	}
+	return nil
 }
 
 func newApplyPatchCmd() *cobra.Command {

@@ -1,0 +1,94 @@
+package api
+
+import "encoding/json"
+
+// ToolList answers GET /v1/sessions/{id}/tools: the tools in a profile's
+// provider format, and the prompt section that goes with them.
+type ToolList struct {
+	Profile string          `json:"profile"`
+	Tools   json.RawMessage `json:"tools"`
+	Prompt  string          `json:"prompt"`
+}
+
+// ToolResult is the body of POST /v1/sessions/{id}/tools/{name}?text=true:
+// the receipt and its text rendering for a model. Without text=true the
+// body is the receipt alone.
+type ToolResult struct {
+	Receipt json.RawMessage `json:"receipt"`
+	Text    string          `json:"text"`
+}
+
+// ToolStatusHeader carries a tool call's receipt status on the response,
+// so that callers can branch without parsing the receipt.
+const ToolStatusHeader = "Vfsd-Tool-Status"
+
+// ApplyRequest is the body of POST /v1/sessions/{id}/apply.
+type ApplyRequest struct {
+	DryRun bool `json:"dry_run,omitempty"`
+}
+
+// ApplyReport tells what an apply wrote to the host, or would write.
+type ApplyReport struct {
+	DryRun    bool          `json:"dry_run"`
+	Applied   []ApplyChange `json:"applied"`
+	Conflicts []ApplyChange `json:"conflicts"`
+	// Outside lists changed session paths that no mount maps to the host.
+	Outside []string `json:"outside,omitempty"`
+	// ImportSnapshot is the session's new import snapshot when a real
+	// apply wrote everything (the next apply starts from it); "" otherwise.
+	ImportSnapshot string `json:"import_snapshot,omitempty"`
+}
+
+// ApplyChange is one path an apply wrote, would write, or refused.
+type ApplyChange struct {
+	Path     string `json:"path"`
+	HostPath string `json:"host_path"`
+	Action   string `json:"action"` // write, mkdir, symlink, delete or rmdir
+	Conflict string `json:"conflict,omitempty"`
+}
+
+// Blob answers POST /v1/blobs.
+type Blob struct {
+	BlobRef   string `json:"blob_ref"`
+	SizeBytes int64  `json:"size_bytes"`
+}
+
+// MountRequest is the body of POST /v1/sessions/{id}/mount.
+type MountRequest struct {
+	// Dir is an existing host directory to mount the session at.
+	Dir        string `json:"dir"`
+	ReadOnly   bool   `json:"read_only,omitempty"`
+	AllowOther bool   `json:"allow_other,omitempty"`
+}
+
+// FuseMount is a session's FUSE mount.
+type FuseMount struct {
+	Dir        string `json:"dir"`
+	ReadOnly   bool   `json:"read_only,omitempty"`
+	AllowOther bool   `json:"allow_other,omitempty"`
+}
+
+// Event is one notice on a session's event stream (data of an SSE
+// "change" event).
+type Event struct {
+	Seq      uint64   `json:"seq"`
+	Op       string   `json:"op"`
+	Paths    []string `json:"paths,omitempty"`
+	Snapshot string   `json:"snapshot,omitempty"`
+	// Origin is set for changes made through a FUSE mount.
+	Origin string `json:"origin,omitempty"`
+}
+
+// SSE event names on GET /v1/sessions/{id}/events.
+const (
+	EventChange = "change" // data: Event
+	EventLost   = "lost"   // data: {"dropped": n}: the reader fell behind
+	EventClosed = "closed" // data: {"reason": "..."}: the session is gone
+)
+
+// Health answers GET /healthz.
+type Health struct {
+	Status   string `json:"status"`
+	Sessions int    `json:"sessions"`
+	Version  string `json:"version"`
+}

@@ -1,0 +1,147 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Mount is a host folder staged into a session when it is created (a
+// hostmount.Mount on the wire).
+type Mount struct {
+	HostPath        string   `json:"host_path"`
+	MountPath       string   `json:"mount_path,omitempty"`
+	Include         []string `json:"include_glob,omitempty"`
+	Exclude         []string `json:"exclude_glob,omitempty"`
+	MaxBytes        int64    `json:"max_bytes,omitempty"`
+	FollowSymlinks  bool     `json:"follow_symlinks,omitempty"`
+	Gitignore       bool     `json:"gitignore,omitempty"`
+	DefaultExcludes bool     `json:"default_excludes,omitempty"`
+}
+
+// CreateSessionRequest is the body of POST /v1/sessions. At most one of
+// Mounts, Base and Fork says where the session starts; none starts it
+// empty. The fork endpoints take the same body without those three.
+type CreateSessionRequest struct {
+	// ID names the session; the daemon picks one when empty.
+	ID string `json:"id,omitempty"`
+	// Mounts are host folders to stage into the session; they must lie in
+	// the daemon's allow-listed roots.
+	Mounts []Mount `json:"mounts,omitempty"`
+	// Base is a snapshot ID (or a unique prefix of one) to start from.
+	Base string `json:"base,omitempty"`
+	// Fork is a live session to start from (it is snapshotted first).
+	Fork string `json:"fork,omitempty"`
+	// Policy is a policy preset: default, weakincentives, x07 or aos.
+	// Forks inherit their origin's when empty.
+	Policy string `json:"policy,omitempty"`
+	// Profile is the tool profile the session's tool list defaults to:
+	// openai, anthropic, gemini, minimal or consolidated.
+	Profile string `json:"profile,omitempty"`
+	// TTL is how long the session lives, as a Go duration ("90m", "24h");
+	// "" means the daemon's default, "0" or "never" no expiry.
+	TTL string `json:"ttl,omitempty"`
+}
+
+// CreateSessionResponse answers a session creation or fork.
+type CreateSessionResponse struct {
+	Session Session `json:"session"`
+	// Token is the session-scoped bearer token: it reaches this session's
+	// endpoints only. It is shown once; the daemon keeps only its hash.
+	Token string `json:"token"`
+	// Import reports the staging of the session's mounts, if it had any.
+	Import *ImportReport `json:"import,omitempty"`
+}
+
+// UpdateSessionRequest is the body of PATCH /v1/sessions/{id}.
+type UpdateSessionRequest struct {
+	// TTL restarts the session's lifetime from now ("0" or "never": no
+	// expiry).
+	TTL string `json:"ttl"`
+}
+
+// Session describes a session.
+type Session struct {
+	ID        string     `json:"id"`
+	CreatedAt time.Time  `json:"created_at"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	Policy    string     `json:"policy"`
+	Profile   string     `json:"profile"`
+	// Base is the snapshot the session started from ("" when empty).
+	Base string `json:"base,omitempty"`
+	// ImportSnapshot is what the host looked like at the last import or
+	// apply: apply writes the changes since it.
+	ImportSnapshot string  `json:"import_snapshot,omitempty"`
+	ForkOf         string  `json:"fork_of,omitempty"`
+	Mounts         []Mount `json:"mounts,omitempty"`
+	// ResetRestages says that a reset imports the mounts again (a session
+	// created from mounts); otherwise reset returns to Base.
+	ResetRestages bool        `json:"reset_restages,omitempty"`
+	FuseMounts    []FuseMount `json:"fuse_mounts,omitempty"`
+	// LastSnapshot is the snapshot last taken of, or restored into, the
+	// session.
+	LastSnapshot string `json:"last_snapshot,omitempty"`
+	Seq          uint64 `json:"seq"`   // events in the journal since its base
+	Dirty        int    `json:"dirty"` // paths changed since LastSnapshot
+	Files        int64  `json:"files"`
+	Bytes        int64  `json:"bytes"`
+}
+
+// ResetResponse answers POST /v1/sessions/{id}/reset.
+type ResetResponse struct {
+	Session Session       `json:"session"`
+	Import  *ImportReport `json:"import,omitempty"`
+}
+
+// ImportReport tells what staging host folders did.
+type ImportReport struct {
+	Snapshot string              `json:"snapshot"`
+	Files    int64               `json:"files"`
+	Dirs     int64               `json:"dirs"`
+	Symlinks int64               `json:"symlinks"`
+	Bytes    int64               `json:"bytes"`
+	Cached   int64               `json:"cached"`
+	Skipped  []ImportSkip        `json:"skipped"`
+	Mounts   []ImportMountReport `json:"mounts"`
+	ScanMs   float64             `json:"scan_ms"`
+	TotalMs  float64             `json:"total_ms"`
+}
+
+// ImportSkip is a host entry an import left out, and why.
+type ImportSkip struct {
+	HostPath string `json:"host_path"`
+	Reason   string `json:"reason"`
+}
+
+// ImportMountReport is what one mount contributed to an import.
+type ImportMountReport struct {
+	HostPath  string `json:"host_path"`
+	MountPath string `json:"mount_path"`
+	Files     int64  `json:"files"`
+	Bytes     int64  `json:"bytes"`
+}
+
+// SessionList answers GET /v1/sessions.
+type SessionList struct {
+	Sessions []Session `json:"sessions"`
+}
+
+// Progress is how far an import has come. During the scan the totals are
+// not known yet (zero).
+type Progress struct {
+	Phase      string `json:"phase"` // "scan" or "import"
+	Files      int64  `json:"files"`
+	FilesTotal int64  `json:"files_total"`
+	Bytes      int64  `json:"bytes"`
+	BytesTotal int64  `json:"bytes_total"`
+}
+
+// ProgressLine is one line of a progress stream (?progress=true on session
+// creation and reset; application/x-ndjson): progress lines, then one line
+// with the result or the error.
+type ProgressLine struct {
+	Progress *Progress       `json:"progress,omitempty"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	Error    *Error          `json:"error,omitempty"`
+	// Status is the HTTP status the result or the error would have had.
+	Status int `json:"status,omitempty"`
+}

@@ -1,0 +1,71 @@
+package api
+
+import "time"
+
+// SnapshotRequest is the body of POST /v1/sessions/{id}/snapshots.
+type SnapshotRequest struct {
+	Label string `json:"label,omitempty"`
+}
+
+// Snapshot describes a snapshot.
+type Snapshot struct {
+	ID        string    `json:"id"`
+	Label     string    `json:"label,omitempty"`
+	Session   string    `json:"session,omitempty"` // the session it was taken of; "" for imports
+	Parent    string    `json:"parent,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	Files     int64     `json:"files"`
+	Bytes     int64     `json:"bytes"`
+	// Manifests is how many directory manifests the snapshot stored: the
+	// directories that changed since its parent.
+	Manifests int `json:"manifests"`
+}
+
+// SnapshotList answers the snapshot list endpoints, newest first.
+type SnapshotList struct {
+	Snapshots []Snapshot `json:"snapshots"`
+}
+
+// RestoreRequest is the body of POST /v1/sessions/{id}/restore.
+type RestoreRequest struct {
+	Snapshot string `json:"snapshot"`
+}
+
+// Diff is the difference between two states, in path order.
+type Diff struct {
+	From     string      `json:"from"`
+	To       string      `json:"to"`
+	Added    int         `json:"added"`
+	Modified int         `json:"modified"`
+	Deleted  int         `json:"deleted"`
+	Entries  []DiffEntry `json:"entries"`
+}
+
+// DiffEntry is one path that differs.
+type DiffEntry struct {
+	Path    string `json:"path"`
+	Change  string `json:"change"` // added, modified or deleted
+	Kind    string `json:"kind"`   // file, dir or symlink (before, if deleted)
+	OldKind string `json:"old_kind,omitempty"`
+	OldSize int64  `json:"old_size,omitempty"`
+	NewSize int64  `json:"new_size,omitempty"`
+	OldMode uint32 `json:"old_mode,omitempty"`
+	NewMode uint32 `json:"new_mode,omitempty"`
+	// Text is the unified diff of a text file, when asked for (text=true).
+	Text string `json:"text,omitempty"`
+	// Binary is set when a text diff was asked for but the content is not
+	// text, or too large.
+	Binary bool `json:"binary,omitempty"`
+}
+
+// GCReport tells what a garbage collection did.
+type GCReport struct {
+	Snapshots    int     `json:"snapshots"`
+	Sessions     int     `json:"sessions"`
+	Marked       int     `json:"marked"`
+	Scanned      int     `json:"scanned"`
+	Deleted      int     `json:"deleted"`
+	DeletedBytes int64   `json:"deleted_bytes"`
+	Kept         int     `json:"kept"`
+	DurationMs   float64 `json:"duration_ms"`
+}

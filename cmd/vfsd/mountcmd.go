@@ -1,0 +1,71 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/client"
+)
+
+func newMountCmd(g *globalFlags) *cobra.Command {
+	var req api.MountRequest
+	cmd := remoteCmd(g, &cobra.Command{
+		Use:   "mount SESSION DIR [--read-only] [--allow-other]",
+		Short: "Mount a session at a host directory through FUSE (the daemon mounts it)",
+		Long: `Has the daemon mount SESSION at the existing directory DIR: programs (a
+container bind-mounting DIR, say) then work on the very files the session's
+tools change. The mount lasts until vfsd unmount DIR or the session closes, and
+comes back when the daemon restarts.`,
+		Args: usageArgs(cobra.ExactArgs(2)),
+	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		dir, err := filepath.Abs(args[1])
+		if err != nil {
+			return usageError{err}
+		}
+		req.Dir = dir
+		fm, err := c.Mount(cmd.Context(), args[0], req)
+		if err != nil {
+			return err
+		}
+		return out.print(fm, func(w io.Writer) { fmt.Fprintf(w, "mounted session %s at %s\n", args[0], fm.Dir) })
+	})
+	cmd.Flags().BoolVar(&req.ReadOnly, "read-only", false, "refuse every change through the mount")
+	cmd.Flags().BoolVar(&req.AllowOther, "allow-other", false, "let other users in (for containers running as another uid)")
+	return cmd
+}
+
+func newUnmountCmd(g *globalFlags) *cobra.Command {
+	return remoteCmd(g, &cobra.Command{
+		Use:   "unmount DIR",
+		Short: "Unmount the session mounted at DIR",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		dir, err := filepath.Abs(args[0])
+		if err != nil {
+			return usageError{err}
+		}
+		sessions, err := c.Sessions(cmd.Context())
+		if err != nil {
+			return err
+		}
+		for _, s := range sessions {
+			for _, fm := range s.FuseMounts {
+				if fm.Dir != dir {
+					continue
+				}
+				if err := c.Unmount(cmd.Context(), s.ID, dir); err != nil {
+					return err
+				}
+				return out.print(map[string]string{"session": s.ID, "unmounted": dir}, func(w io.Writer) {
+					fmt.Fprintf(w, "unmounted session %s from %s\n", s.ID, dir)
+				})
+			}
+		}
+		return errors.New("no session is mounted at " + dir + "; vfsd session list shows the sessions, vfsd session show SESSION their mounts")
+	})
+}

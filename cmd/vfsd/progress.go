@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/vfsd/vfsd/api"
+)
+
+// progressFlag is --progress: show import progress on stderr; by default
+// when stderr is a terminal.
+type progressFlag struct{ on bool }
+
+func (pf *progressFlag) add(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&pf.on, "progress", false, "show import progress on stderr (default: when stderr is a terminal)")
+}
+
+// printer returns the progress callback for cmd, or nil for none.
+func (pf *progressFlag) printer(cmd *cobra.Command) *progressPrinter {
+	w := cmd.ErrOrStderr()
+	if !cmd.Flags().Changed("progress") {
+		f, ok := w.(*os.File)
+		pf.on = ok && isTerminal(f)
+	}
+	if !pf.on {
+		return nil
+	}
+	return &progressPrinter{w: w}
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// progressPrinter redraws one status line as an import goes.
+type progressPrinter struct {
+	w       io.Writer
+	printed bool
+}
+
+func (p *progressPrinter) show(pr api.Progress) {
+	p.printed = true
+	if pr.Phase == "scan" {
+		fmt.Fprintf(p.w, "\rscanning: %d files, %s      ", pr.Files, sizeText(pr.Bytes))
+		return
+	}
+	fmt.Fprintf(p.w, "\rimporting: %d/%d files, %s/%s      ", pr.Files, pr.FilesTotal, sizeText(pr.Bytes), sizeText(pr.BytesTotal))
+}
+
+// done ends the status line.
+func (p *progressPrinter) done() {
+	if p.printed {
+		fmt.Fprintln(p.w)
+	}
+}

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/client"
+)
+
+func newSessionCmd(g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "session",
+		Short: "Create, list, show, reset and close the daemon's sessions",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageError{fmt.Errorf("name a verb: %s", verbs(cmd))}
+		},
+	}
+	cmd.AddCommand(newSessionCreateCmd(g), newSessionListCmd(g), newSessionShowCmd(g), newSessionResetCmd(g),
+		newSessionCloseCmd(g), newSessionTTLCmd(g), newSessionToolsCmd(g))
+	return cmd
+}
+
+// verbs lists a command's sub-commands.
+func verbs(cmd *cobra.Command) string {
+	var names []string
+	for _, c := range cmd.Commands() {
+		names = append(names, c.Name())
+	}
+	return strings.Join(names, ", ")
+}
+
+// sessionFlags are the options of a new session, shared by session create
+// and snapshot fork.
+type sessionFlags struct {
+	id, policy, profile, ttl string
+}
+
+func (sf *sessionFlags) add(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&sf.id, "id", "", "the session's ID (default: a fresh one)")
+	f.StringVar(&sf.policy, "policy", "", "policy preset: default, weakincentives, x07 or aos")
+	f.StringVar(&sf.profile, "profile", "", "tool profile: openai, anthropic, gemini, minimal or consolidated")
+	f.StringVar(&sf.ttl, "ttl", "", `lifetime, like 90m or 24h; "never" for no expiry (default: the daemon's)`)
+}
+
+func (sf *sessionFlags) request() api.CreateSessionRequest {
+	return api.CreateSessionRequest{ID: sf.id, Policy: sf.policy, Profile: sf.profile, TTL: sf.ttl}
+}
+
+func newSessionCreateCmd(g *globalFlags) *cobra.Command {
+	var (
+		sf                                      sessionFlags
+		pf                                      progressFlag
+		mounts, include, exclude                []string
+		mountsFile, base, fork                  string
+		maxBytes                                int64
+		gitignore, defaultExcludes, followLinks bool
+	)
+	cmd := &cobra.Command{
+		Use:   "create [--mount HOST[=PATH]]... [--base SNAP | --fork SESSION] [--policy P] [--ttl D]",
+		Short: "Create a session: empty, staged from host folders, from a snapshot, or forked",
+		Long: `Creates a session and prints its ID and its token (shown once: it reaches
+this session only, over TCP). With --mount, host folders (beneath the daemon's
+--allow-root directories) are staged into it: HOST lands at PATH in the session
+(default: the folder's name); --include, --exclude, --max-bytes, --gitignore,
+--default-excludes and --follow-symlinks apply to every --mount. --mounts-file
+gives the mounts as a JSON array of api.Mount objects instead ("-" for stdin).`,
+		Args: usageArgs(cobra.NoArgs),
+	}
+	sf.add(cmd)
+	f := cmd.Flags()
+	f.StringArrayVar(&mounts, "mount", nil, "stage host folder HOST at session path PATH (repeatable)")
+	f.StringArrayVar(&include, "include", nil, "import only files matching this doublestar glob (repeatable)")
+	f.StringArrayVar(&exclude, "exclude", nil, "skip files and folders matching this glob (repeatable)")
+	f.Int64Var(&maxBytes, "max-bytes", 0, "fail the import if a mount holds more than this many bytes")
+	f.BoolVar(&gitignore, "gitignore", false, "honour .gitignore files")
+	f.BoolVar(&defaultExcludes, "default-excludes", false, "skip .git, node_modules, build outputs and the like")
+	f.BoolVar(&followLinks, "follow-symlinks", false, "import what symlinks point to (within the allowed root)")
+	f.StringVar(&mountsFile, "mounts-file", "", "the mounts as a JSON array, from a file or - for stdin")
+	f.StringVar(&base, "base", "", "start from this snapshot (ID or unique prefix)")
+	f.StringVar(&fork, "fork", "", "start from this session's current state")
+	pf.add(cmd)
+	return remoteCmd(g, cmd, func(cmd *cobra.Command, _ []string, c *client.Client, out *output) error {
+		req := sf.request()
+		req.Base, req.Fork = base, fork
+		for _, m := range mounts {
+			host, at, _ := strings.Cut(m, "=")
+			abs, err := filepath.Abs(host)
+			if err != nil {
+				return usageError{fmt.Errorf("--mount %s: %w", m, err)}
+			}
+			req.Mounts = append(req.Mounts, api.Mount{HostPath: abs, MountPath: at, Include: include, Exclude: exclude,
+				MaxBytes: maxBytes, Gitignore: gitignore, DefaultExcludes: defaultExcludes, FollowSymlinks: followLinks})
+		}
+		if mountsFile != "" {
+			if len(mounts) > 0 {
+				return usageError{fmt.Errorf("give --mount or --mounts-file, not both")}
+			}
+			var b []byte
+			var err error
+			if mountsFile == "-" {
+				b, err = io.ReadAll(cmd.InOrStdin())
+			} else {
+				b, err = os.ReadFile(mountsFile)
+			}
+			if err == nil {
+				err = json.Unmarshal(b, &req.Mounts)
+			}
+			if err != nil {
+				return usageError{fmt.Errorf("--mounts-file %s: %w (want a JSON array of mounts, see docs/api.md)", mountsFile, err)}
+			}
+		}
+		if len(req.Mounts) == 0 && (len(include) > 0 || len(exclude) > 0 || maxBytes != 0) {
+			return usageError{fmt.Errorf("--include, --exclude and --max-bytes shape --mount folders; give a --mount")}
+		}
+		var resp *api.CreateSessionResponse
+		var err error
+		if pp := pf.printer(cmd); pp != nil && len(req.Mounts) > 0 {
+			resp, err = c.CreateSessionProgress(cmd.Context(), req, pp.show)
+			pp.done()
+		} else {
+			resp, err = c.CreateSession(cmd.Context(), req)
+		}
+		if err != nil {
+			return err
+		}
+		return out.print(resp, func(w io.Writer) { printCreated(w, resp) })
+	})
+}
+
+// printCreated prints a new session for people.
+func printCreated(w io.Writer, r *api.CreateSessionResponse) {
+	s := r.Session
+	fmt.Fprintf(w, "created session %s (policy %s, profile %s, expires %s)\n", s.ID, s.Policy, s.Profile, expires(&s))
+	if r.Import != nil {
+		im := r.Import
+		fmt.Fprintf(w, "imported %d files, %d directories, %s in %.0f ms (%d unchanged files from the cache)\n",
+			im.Files, im.Dirs, sizeText(im.Bytes), im.TotalMs, im.Cached)
+		for _, sk := range im.Skipped {
+			fmt.Fprintf(w, "  skipped %s: %s\n", sk.HostPath, sk.Reason)
+		}
+	}
+	fmt.Fprintf(w, "token: %s\n(shown once; it reaches this session only)\n", r.Token)
+}
+
+func newSessionListCmd(g *globalFlags) *cobra.Command {
+	return remoteCmd(g, &cobra.Command{
+		Use:   "list",
+		Short: "List the open sessions",
+		Args:  usageArgs(cobra.NoArgs),
+	}, func(cmd *cobra.Command, _ []string, c *client.Client, out *output) error {
+		list, err := c.Sessions(cmd.Context())
+		if err != nil {
+			return err
+		}
+		return out.print(api.SessionList{Sessions: list}, func(w io.Writer) {
+			if len(list) == 0 {
+				fmt.Fprintln(w, "no sessions; create one with vfsd session create")
+				return
+			}
+			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tPOLICY\tFILES\tSIZE\tEXPIRES\tMOUNTS")
+			for _, s := range list {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\n", s.ID, s.Policy, s.Files, sizeText(s.Bytes), expires(&s), len(s.Mounts))
+			}
+			tw.Flush()
+		})
+	})
+}
+
+func newSessionShowCmd(g *globalFlags) *cobra.Command {
+	return remoteCmd(g, &cobra.Command{
+		Use:   "show SESSION",
+		Short: "Show a session",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		s, err := c.Session(cmd.Context(), args[0])
+		if err != nil {
+			return err
+		}
+		return out.print(s, func(w io.Writer) { describeSession(w, s) })
+	})
+}
+
+func newSessionResetCmd(g *globalFlags) *cobra.Command {
+	var pf progressFlag
+	cmd := remoteCmd(g, &cobra.Command{
+		Use:   "reset SESSION",
+		Short: "Return a session to its start (importing its host folders again, if it has any)",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		var r *api.ResetResponse
+		var err error
+		if pp := pf.printer(cmd); pp != nil {
+			r, err = c.ResetSessionProgress(cmd.Context(), args[0], pp.show)
+			pp.done()
+		} else {
+			r, err = c.ResetSession(cmd.Context(), args[0])
+		}
+		if err != nil {
+			return err
+		}
+		return out.print(r, func(w io.Writer) {
+			if r.Import != nil {
+				fmt.Fprintf(w, "reset session %s: imported its folders again (%d files, %s; %d unchanged)\n",
+					r.Session.ID, r.Import.Files, sizeText(r.Import.Bytes), r.Import.Cached)
+				return
+			}
+			fmt.Fprintf(w, "reset session %s to its base\n", r.Session.ID)
+		})
+	})
+	pf.add(cmd)
+	return cmd
+}
+
+func newSessionCloseCmd(g *globalFlags) *cobra.Command {
+	return remoteCmd(g, &cobra.Command{
+		Use:   "close SESSION",
+		Short: "Close a session and remove its state (its snapshots stay)",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		if err := c.CloseSession(cmd.Context(), args[0]); err != nil {
+			return err
+		}
+		return out.print(map[string]string{"closed": args[0]}, func(w io.Writer) {
+			fmt.Fprintf(w, "closed session %s\n", args[0])
+		})
+	})
+}
+
+func newSessionTTLCmd(g *globalFlags) *cobra.Command {
+	return remoteCmd(g, &cobra.Command{
+		Use:   "ttl SESSION DURATION",
+		Short: `Give a session a new lifetime from now (like 2h; "never" for no expiry)`,
+		Args:  usageArgs(cobra.ExactArgs(2)),
+	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		s, err := c.SetTTL(cmd.Context(), args[0], args[1])
+		if err != nil {
+			return err
+		}
+		return out.print(s, func(w io.Writer) { fmt.Fprintf(w, "session %s expires %s\n", s.ID, expires(s)) })
+	})
+}
+
+func newSessionToolsCmd(g *globalFlags) *cobra.Command {
+	var profile string
+	cmd := remoteCmd(g, &cobra.Command{
+		Use:   "tools SESSION [--profile P]",
+		Short: "Print a session's tool definitions in a provider's JSON, and the prompt section",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		tl, err := c.Tools(cmd.Context(), args[0], profile)
+		if err != nil {
+			return err
+		}
+		return out.print(tl, func(w io.Writer) {
+			var pretty bytes.Buffer
+			if json.Indent(&pretty, tl.Tools, "", "  ") != nil {
+				pretty.Reset()
+				pretty.Write(tl.Tools)
+			}
+			fmt.Fprintf(w, "%s\n\n%s\n", pretty.String(), strings.TrimSpace(tl.Prompt))
+		})
+	})
+	cmd.Flags().StringVar(&profile, "profile", "", "openai, anthropic, gemini, minimal or consolidated (default: the session's)")
+	return cmd
+}

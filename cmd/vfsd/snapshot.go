@@ -1,0 +1,232 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/client"
+)
+
+func newSnapshotCmd(g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "snapshot",
+		Short: "Snapshot, list, show, restore, fork and diff sessions; collect garbage",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageError{fmt.Errorf("name a verb: %s", verbs(cmd))}
+		},
+	}
+	cmd.AddCommand(newSnapshotCreateCmd(g), newSnapshotListCmd(g), newSnapshotShowCmd(g), newSnapshotRestoreCmd(g),
+		newSnapshotForkCmd(g), newSnapshotDiffCmd(g), newSnapshotGCCmd(g))
+	return cmd
+}
+
+func newSnapshotCreateCmd(g *globalFlags) *cobra.Command {
+	var label string
+	cmd := remoteCmd(g, &cobra.Command{
+		Use:   "create SESSION [--label TEXT]",
+		Short: "Snapshot a session's current state",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		snap, err := c.CreateSnapshot(cmd.Context(), args[0], label)
+		if err != nil {
+			return err
+		}
+		return out.print(snap, func(w io.Writer) {
+			fmt.Fprintf(w, "snapshot %s of session %s (%d files, %s)\n", snap.ID, snap.Session, snap.Files, sizeText(snap.Bytes))
+		})
+	})
+	cmd.Flags().StringVar(&label, "label", "", "a note to remember the snapshot by")
+	return cmd
+}
+
+func newSnapshotListCmd(g *globalFlags) *cobra.Command {
+	var session string
+	cmd := remoteCmd(g, &cobra.Command{
+		Use:   "list [--session SESSION]",
+		Short: "List snapshots, newest first",
+		Args:  usageArgs(cobra.NoArgs),
+	}, func(cmd *cobra.Command, _ []string, c *client.Client, out *output) error {
+		list, err := c.Snapshots(cmd.Context(), session)
+		if err != nil {
+			return err
+		}
+		return out.print(api.SnapshotList{Snapshots: list}, func(w io.Writer) {
+			if len(list) == 0 {
+				fmt.Fprintln(w, "no snapshots; take one with vfsd snapshot create SESSION")
+				return
+			}
+			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tCREATED\tSESSION\tFILES\tSIZE\tLABEL")
+			for _, s := range list {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", short(s.ID), s.CreatedAt.Local().Format(time.DateTime),
+					orDash(s.Session), s.Files, sizeText(s.Bytes), s.Label)
+			}
+			tw.Flush()
+		})
+	})
+	cmd.Flags().StringVar(&session, "session", "", "only the snapshots taken of this session")
+	return cmd
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func newSnapshotShowCmd(g *globalFlags) *cobra.Command {
+	return remoteCmd(g, &cobra.Command{
+		Use:   "show SNAPSHOT",
+		Short: "Show a snapshot (by ID or unique prefix)",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		s, err := c.Snapshot(cmd.Context(), args[0])
+		if err != nil {
+			return err
+		}
+		return out.print(s, func(w io.Writer) {
+			fmt.Fprintf(w, "snapshot  %s\ncreated   %s\nsession   %s\nlabel     %s\nparent    %s\nfiles     %d (%s)\nmanifests %d\n",
+				s.ID, s.CreatedAt.Local().Format(time.DateTime), orDash(s.Session), orDash(s.Label), orDash(s.Parent),
+				s.Files, sizeText(s.Bytes), s.Manifests)
+		})
+	})
+}
+
+func newSnapshotRestoreCmd(g *globalFlags) *cobra.Command {
+	return remoteCmd(g, &cobra.Command{
+		Use:   "restore SESSION SNAPSHOT",
+		Short: "Return a session to a snapshot (its changes since are dropped)",
+		Args:  usageArgs(cobra.ExactArgs(2)),
+	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		s, err := c.Restore(cmd.Context(), args[0], args[1])
+		if err != nil {
+			return err
+		}
+		return out.print(s, func(w io.Writer) {
+			fmt.Fprintf(w, "restored session %s to snapshot %s (%d files)\n", s.ID, short(s.LastSnapshot), s.Files)
+		})
+	})
+}
+
+func newSnapshotForkCmd(g *globalFlags) *cobra.Command {
+	var (
+		sf      sessionFlags
+		session string
+	)
+	cmd := remoteCmd(g, &cobra.Command{
+		Use:   "fork (SNAPSHOT | --session SESSION) [--id ID] [--policy P] [--ttl D]",
+		Short: "Create a session from a snapshot, or from a live session's current state",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if session != "" {
+				return usageArgs(cobra.NoArgs)(cmd, args)
+			}
+			return usageArgs(cobra.ExactArgs(1))(cmd, args)
+		},
+	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		var resp *api.CreateSessionResponse
+		var err error
+		if session != "" {
+			resp, err = c.ForkSession(cmd.Context(), session, sf.request())
+		} else {
+			resp, err = c.ForkSnapshot(cmd.Context(), args[0], sf.request())
+		}
+		if err != nil {
+			return err
+		}
+		return out.print(resp, func(w io.Writer) { printCreated(w, resp) })
+	})
+	sf.add(cmd)
+	cmd.Flags().StringVar(&session, "session", "", "fork this live session instead of a snapshot")
+	return cmd
+}
+
+func newSnapshotDiffCmd(g *globalFlags) *cobra.Command {
+	var session, from, to string
+	var stat bool
+	cmd := remoteCmd(g, &cobra.Command{
+		Use:   "diff (FROM TO | --session SESSION [--from REF] [--to REF]) [--stat]",
+		Short: "Show what differs between two snapshots or sessions, as a unified diff",
+		Long: `Prints a unified diff (--stat: one line per path; --json: the daemon's JSON).
+
+vfsd snapshot diff FROM TO compares two states, each a snapshot ID (or unique
+prefix) or session:ID for a session's current state.
+
+vfsd snapshot diff --session SESSION compares two states of one session, each
+base (what it started from), import (its host folders as last imported or
+applied), live (its current state) or a snapshot of it: by default, base to
+live — what the agent changed.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if session != "" {
+				return usageArgs(cobra.NoArgs)(cmd, args)
+			}
+			if from != "" || to != "" {
+				return usageError{fmt.Errorf("--from and --to go with --session; without it give FROM and TO as arguments")}
+			}
+			return usageArgs(cobra.ExactArgs(2))(cmd, args)
+		},
+	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		q := client.DiffQuery{From: from, To: to, Text: out.json}
+		if session == "" {
+			q.From, q.To = args[0], args[1]
+		}
+		if out.json || stat {
+			var d *api.Diff
+			var err error
+			if session != "" {
+				d, err = c.SessionDiff(cmd.Context(), session, q)
+			} else {
+				d, err = c.Diff(cmd.Context(), q)
+			}
+			if err != nil {
+				return err
+			}
+			return out.print(d, func(w io.Writer) {
+				for _, e := range d.Entries {
+					fmt.Fprintf(w, "%-8s %-7s %s\n", e.Change, e.Kind, e.Path)
+				}
+				fmt.Fprintf(w, "%d added, %d modified, %d deleted\n", d.Added, d.Modified, d.Deleted)
+			})
+		}
+		var text string
+		var err error
+		if session != "" {
+			text, err = c.SessionDiffText(cmd.Context(), session, q)
+		} else {
+			text, err = c.DiffText(cmd.Context(), q)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(cmd.OutOrStdout(), text)
+		return err
+	})
+	cmd.Flags().StringVar(&session, "session", "", "compare two states of this session")
+	cmd.Flags().StringVar(&from, "from", "", "with --session: base, import, live or a snapshot (default base)")
+	cmd.Flags().StringVar(&to, "to", "", "with --session: base, import, live or a snapshot (default live)")
+	cmd.Flags().BoolVar(&stat, "stat", false, "list the changed paths instead of the diff")
+	return cmd
+}
+
+func newSnapshotGCCmd(g *globalFlags) *cobra.Command {
+	return remoteCmd(g, &cobra.Command{
+		Use:   "gc",
+		Short: "Delete the stored content no snapshot or session references",
+		Args:  usageArgs(cobra.NoArgs),
+	}, func(cmd *cobra.Command, _ []string, c *client.Client, out *output) error {
+		r, err := c.GC(cmd.Context())
+		if err != nil {
+			return err
+		}
+		return out.print(r, func(w io.Writer) {
+			fmt.Fprintf(w, "deleted %d of %d blobs (%s) in %.0f ms; %d snapshots and %d sessions reference the rest\n",
+				r.Deleted, r.Scanned, sizeText(r.DeletedBytes), r.DurationMs, r.Snapshots, r.Sessions)
+		})
+	})
+}

@@ -1,0 +1,64 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/tools"
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// uploadPin is how long an uploaded blob is kept from garbage collection
+// while nothing references it: the time a caller has to use it (as a
+// write_file blob_ref, say).
+const uploadPin = time.Hour
+
+// parseBlobRef accepts "blake3:<64 hex>" or the bare hex.
+func parseBlobRef(ref string) (vfs.Hash, error) {
+	h, err := vfs.ParseHash(strings.TrimPrefix(ref, tools.BlobRefPrefix))
+	if err != nil {
+		return vfs.Hash{}, apiErr(api.CodeInvalidInput, "%q is not a blob reference: use %s<64 hex digits>, as tools return them", ref, tools.BlobRefPrefix)
+	}
+	return h, nil
+}
+
+// handleGetBlob sends a blob's content (Range requests work). Knowing a
+// blob's reference — a hash of its content — is what grants reading it.
+func (d *Daemon) handleGetBlob(w http.ResponseWriter, r *http.Request) error {
+	h, err := parseBlobRef(r.PathValue("ref"))
+	if err != nil {
+		return err
+	}
+	b, err := d.repo.Blobs().Open(r.Context(), h)
+	if errors.Is(err, vfs.ErrNotFound) {
+		return apiErr(api.CodeNotFound, "no blob %s%s (never stored, or collected since nothing referenced it)", tools.BlobRefPrefix, h)
+	}
+	if err != nil {
+		return fmt.Errorf("open blob %s: %w", h.Short(), err)
+	}
+	defer b.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("ETag", strconv.Quote(h.String()))
+	w.Header().Set("Cache-Control", "private, max-age=31536000, immutable")
+	http.ServeContent(w, r, "", time.Time{}, io.NewSectionReader(b, 0, b.Size()))
+	return nil
+}
+
+// handlePutBlob stores the request body as a blob, durably, and returns
+// its reference. The blob is kept from garbage collection for uploadPin.
+func (d *Daemon) handlePutBlob(w http.ResponseWriter, r *http.Request) error {
+	body := http.MaxBytesReader(w, r.Body, d.cfg.MaxBlobBytes)
+	h, size, unpin, err := d.repo.Blobs().Put(r.Context(), body, false)
+	if err != nil {
+		return fmt.Errorf("store the blob: %w", err)
+	}
+	time.AfterFunc(uploadPin, unpin)
+	writeJSON(w, http.StatusCreated, api.Blob{BlobRef: tools.BlobRefPrefix + h.String(), SizeBytes: size})
+	return nil
+}

@@ -1,0 +1,102 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"time"
+)
+
+// Config configures a Daemon.
+type Config struct {
+	// DataDir holds everything the daemon keeps (see the package
+	// documentation). Required; created with mode 0700 if missing.
+	DataDir string
+	// Socket is the Unix socket to serve on, with mode 0600; DataDir/vfsd.sock
+	// when empty.
+	Socket string
+	// Listen, if set, is a TCP address (host:port) to serve on as well.
+	// Every TCP request needs a bearer token.
+	Listen string
+	// Token is the admin token. When empty it is read from TokenFile, and
+	// when Listen is set and the file does not exist, a new one is
+	// generated into it.
+	Token string
+	// TokenFile holds the admin token; DataDir/token when empty.
+	TokenFile string
+	// AllowRoots are the host directories session mounts may stage from
+	// (and apply writes back to); none means mounts are refused.
+	AllowRoots []string
+	// DefaultTTL is the lifetime of sessions created without a TTL; zero
+	// means they never expire.
+	DefaultTTL time.Duration
+	// JanitorInterval is how often expired sessions are looked for; 30s
+	// when zero. (An expired session is refused at once regardless.)
+	JanitorInterval time.Duration
+	// ShutdownTimeout bounds how long Serve waits for requests in flight
+	// when it stops; 10s when zero.
+	ShutdownTimeout time.Duration
+	// MaxBlobBytes caps an uploaded blob; 1 GiB when zero.
+	MaxBlobBytes int64
+	// Logger receives the daemon's log; slog.Default() when nil.
+	Logger *slog.Logger
+	// MCPHandler, if set, returns the handler serving session sessionID's
+	// MCP endpoint, mounted at /v1/sessions/{id}/mcp (any method, any
+	// sub-path) behind the session's authorization. It is called once per
+	// session and the handler reused; it may return nil to refuse.
+	MCPHandler func(sessionID string) http.Handler
+	// Version is reported by /healthz.
+	Version string
+}
+
+// Defaults.
+const (
+	defaultJanitorInterval = 30 * time.Second
+	defaultShutdownTimeout = 10 * time.Second
+	defaultMaxBlobBytes    = 1 << 30
+	// maxJSONBytes caps a JSON request body (tool parameters included: the
+	// MCP stdio transport's bound on one message).
+	maxJSONBytes = 16 << 20
+)
+
+// withDefaults validates c and fills in its defaults.
+func (c Config) withDefaults() (Config, error) {
+	if c.DataDir == "" {
+		return c, errors.New("daemon config: DataDir is required")
+	}
+	abs, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return c, fmt.Errorf("daemon config: data dir %s: %w", c.DataDir, err)
+	}
+	c.DataDir = abs
+	if c.Socket == "" {
+		c.Socket = filepath.Join(c.DataDir, "vfsd.sock")
+	}
+	if c.Socket, err = filepath.Abs(c.Socket); err != nil {
+		return c, fmt.Errorf("daemon config: socket: %w", err)
+	}
+	if c.TokenFile == "" {
+		c.TokenFile = filepath.Join(c.DataDir, "token")
+	}
+	if c.DefaultTTL < 0 {
+		return c, errors.New("daemon config: DefaultTTL must not be negative")
+	}
+	if c.JanitorInterval <= 0 {
+		c.JanitorInterval = defaultJanitorInterval
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = defaultShutdownTimeout
+	}
+	if c.MaxBlobBytes <= 0 {
+		c.MaxBlobBytes = defaultMaxBlobBytes
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Version == "" {
+		c.Version = "devel"
+	}
+	return c, nil
+}

@@ -1,0 +1,357 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/hostmount"
+	"github.com/vfsd/vfsd/mount"
+	"github.com/vfsd/vfsd/snapshot"
+	"github.com/vfsd/vfsd/tools"
+	"github.com/vfsd/vfsd/vfs"
+	"github.com/vfsd/vfsd/vfs/policy"
+)
+
+// Daemon is a running vfsd: its store, its sessions and their metadata,
+// and the HTTP API over them. New opens it, Serve serves it until its
+// context ends, Close releases it.
+type Daemon struct {
+	cfg        Config
+	log        *slog.Logger
+	lock       *os.File // holds the data dir's lock
+	store      *snapshot.LocalStore
+	repo       *snapshot.Repo
+	metas      metaStore
+	adminToken string
+	metrics    *metrics
+	handler    http.Handler
+	mux        *http.ServeMux
+
+	imMu      sync.Mutex
+	importers map[bool]*hostmount.Importer // by ASCII-only
+
+	mu       sync.RWMutex
+	sessions map[string]*entry
+	tokens   map[string]string // session token hash → session ID
+
+	stopping  chan struct{} // closed when the daemon starts shutting down
+	stopOnce  sync.Once
+	closeOnce sync.Once
+	closeErr  error
+	bgMu      sync.Mutex     // orders joining bg against stop
+	bg        sync.WaitGroup // closes of expired sessions in flight
+
+	emptyMu   sync.Mutex
+	emptySnap string // a snapshot of the empty tree, made on first use
+
+	ready   chan struct{} // closed once Serve listens
+	tcpAddr string
+}
+
+// entry is one session as the daemon tracks it.
+type entry struct {
+	id   string
+	pol  *policy.Policy
+	done chan struct{} // closed when the session is closed
+	// closeReason says why; written before done is closed.
+	closeReason string
+
+	// hostMu serialises the operations that involve the host: reset
+	// (which imports again), apply, FUSE mount and unmount.
+	hostMu sync.Mutex
+
+	mu   sync.Mutex // guards meta, fuse and gone, and saving meta
+	meta *sessionMeta
+	fuse map[string]*mount.Mount
+	gone bool // closed: nothing may be mounted or saved any more
+
+	// Set once the session exists; read under Daemon.mu.
+	s  *vfs.Session
+	ts *tools.Toolset
+
+	mcpOnce sync.Once
+	mcp     http.Handler
+}
+
+// New opens the daemon's data directory: the store, every session found
+// there (recovered from its journal) and its metadata, and mounts again the
+// FUSE mounts sessions had. It does not listen yet; Serve does.
+func New(ctx context.Context, cfg Config) (*Daemon, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := loadAdminToken(cfg)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	store, err := snapshot.OpenLocal(filepath.Join(cfg.DataDir, "store"))
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	d := &Daemon{
+		cfg: cfg, log: cfg.Logger, lock: lock, store: store, adminToken: tok,
+		metas:     metaStore{dir: filepath.Join(cfg.DataDir, "meta")},
+		metrics:   newMetrics(),
+		importers: make(map[bool]*hostmount.Importer),
+		sessions:  make(map[string]*entry),
+		tokens:    make(map[string]string),
+		stopping:  make(chan struct{}),
+		ready:     make(chan struct{}),
+	}
+	if err := d.recover(ctx); err != nil {
+		if d.repo != nil {
+			d.repo.Close()
+		}
+		store.Close()
+		lock.Close()
+		return nil, err
+	}
+	d.routes()
+	return d, nil
+}
+
+// lockDataDir takes the data dir's lock, so that one daemon at a time
+// serves it.
+func lockDataDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock the data dir: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another vfsd is using the data dir %s; stop it, or give another --data-dir", dir)
+		}
+		return nil, fmt.Errorf("lock the data dir: %w", err)
+	}
+	return f, nil
+}
+
+// recover loads the metadata, opens the repository (which recovers every
+// session) and pairs them up.
+func (d *Daemon) recover(ctx context.Context) error {
+	metas, err := d.metas.loadAll()
+	if err != nil {
+		return err
+	}
+	for id, m := range metas {
+		pol, err := policy.Preset(m.Policy)
+		if err != nil {
+			return fmt.Errorf("session %s metadata: %w", id, err)
+		}
+		d.sessions[id] = newEntry(id, pol, m)
+	}
+	repo, err := snapshot.OpenRepo(ctx, d.store, filepath.Join(d.cfg.DataDir, "sessions"),
+		snapshot.RepoOptions{Policy: d.policyHook})
+	if err != nil {
+		return err
+	}
+	d.repo = repo
+	for _, s := range repo.Sessions() {
+		e := d.sessions[s.ID()]
+		if e == nil {
+			// State without metadata: adopt it under the default policy.
+			info := s.Info()
+			m := &sessionMeta{ID: s.ID(), Created: info.Created, Policy: policy.PresetDefault,
+				Profile: defaultProfile, Base: info.Initial}
+			if err := d.metas.save(m); err != nil {
+				return err
+			}
+			d.log.Warn("adopted a session without metadata, under the default policy and with no token", "session", s.ID())
+			e = newEntry(s.ID(), policy.Default(), m)
+			d.sessions[s.ID()] = e
+		}
+		if err := d.attach(e, s); err != nil {
+			return err
+		}
+	}
+	for id, e := range d.sessions {
+		if e.s == nil { // its creation never finished: nothing was acknowledged
+			delete(d.sessions, id)
+			if err := d.metas.remove(id); err != nil {
+				return err
+			}
+			d.log.Info("dropped the metadata of a session that was never created", "session", id)
+		}
+	}
+	for _, e := range d.sessions {
+		d.remount(e)
+	}
+	return nil
+}
+
+func newEntry(id string, pol *policy.Policy, m *sessionMeta) *entry {
+	return &entry{id: id, pol: pol, meta: m, done: make(chan struct{}), fuse: make(map[string]*mount.Mount)}
+}
+
+// policyHook gives the repository each session's path rules: those of its
+// metadata's policy (registered before the session is created).
+func (d *Daemon) policyHook(id string) vfs.Policy {
+	d.mu.RLock()
+	e := d.sessions[id]
+	d.mu.RUnlock()
+	if e == nil {
+		return policy.Default().Hook()
+	}
+	return e.pol.Hook()
+}
+
+// attach binds the tools to a created or recovered session and makes the
+// session reachable.
+func (d *Daemon) attach(e *entry, s *vfs.Session) error {
+	ts, err := tools.New(s, tools.Options{Policy: e.pol, Blobs: d.repo.Blobs()})
+	if err != nil {
+		return fmt.Errorf("session %s: %w", e.id, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e.s, e.ts = s, ts
+	if e.meta.TokenHash != "" {
+		d.tokens[e.meta.TokenHash] = e.id
+	}
+	return nil
+}
+
+// lookup returns the open session id.
+func (d *Daemon) lookup(id string) (*entry, error) {
+	d.mu.RLock()
+	e := d.sessions[id]
+	ready := e != nil && e.s != nil
+	d.mu.RUnlock()
+	if !ready {
+		return nil, apiErr(api.CodeNotFound, "no session %q; list the sessions with GET /v1/sessions (vfsd session list)", id)
+	}
+	e.mu.Lock()
+	expired := e.meta.expired(time.Now())
+	e.mu.Unlock()
+	if expired {
+		d.closeInBackground(id, "expired")
+		return nil, apiErr(api.CodeNotFound, "session %q has expired and is being closed; create a new one", id)
+	}
+	return e, nil
+}
+
+// entries returns the open sessions, sorted by ID.
+func (d *Daemon) entries() []*entry {
+	d.mu.RLock()
+	out := make([]*entry, 0, len(d.sessions))
+	for _, e := range d.sessions {
+		if e.s != nil {
+			out = append(out, e)
+		}
+	}
+	d.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// Toolset returns the tools of open session sessionID: the hook for an
+// in-process MCP server (mcpserver.ToolsetBackend).
+func (d *Daemon) Toolset(sessionID string) (*tools.Toolset, error) {
+	e, err := d.lookup(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	return e.ts, nil
+}
+
+// Handler returns the daemon's HTTP handler. Requests it serves outside
+// Serve's Unix socket need a bearer token.
+func (d *Daemon) Handler() http.Handler { return d.handler }
+
+// Ready is closed once Serve is listening.
+func (d *Daemon) Ready() <-chan struct{} { return d.ready }
+
+// TCPAddr returns the TCP address Serve listens on ("" without Listen),
+// once Ready is closed.
+func (d *Daemon) TCPAddr() string { return d.tcpAddr }
+
+// AdminToken returns the admin token ("" when there is none).
+func (d *Daemon) AdminToken() string { return d.adminToken }
+
+// stop marks the daemon as shutting down: event streams end.
+func (d *Daemon) stop() {
+	d.bgMu.Lock()
+	defer d.bgMu.Unlock()
+	d.stopOnce.Do(func() { close(d.stopping) })
+}
+
+// Close releases everything: FUSE mounts are unmounted (they are mounted
+// again at the next start), sessions closed with their journals synced, the
+// store synced and closed. Serve calls it when it returns.
+func (d *Daemon) Close() error {
+	d.closeOnce.Do(func() {
+		d.stop()
+		d.bg.Wait()
+		var errs []error
+		for _, e := range d.entries() {
+			e.hostMu.Lock()
+			e.mu.Lock()
+			for dir, m := range e.fuse {
+				if err := m.Unmount(); err != nil {
+					errs = append(errs, fmt.Errorf("unmount %s: %w", dir, err))
+				}
+				delete(e.fuse, dir)
+			}
+			e.mu.Unlock()
+			e.hostMu.Unlock()
+		}
+		if err := d.store.Sync(context.Background()); err != nil {
+			errs = append(errs, err)
+		}
+		errs = append(errs, d.repo.Close())
+		d.imMu.Lock()
+		for _, im := range d.importers {
+			errs = append(errs, im.Close())
+		}
+		d.imMu.Unlock()
+		errs = append(errs, d.store.Close(), d.lock.Close())
+		d.closeErr = errors.Join(errs...)
+	})
+	return d.closeErr
+}
+
+// importer returns the host importer for sessions whose policy is (or is
+// not) ASCII-only, opening it on first use.
+func (d *Daemon) importer(asciiOnly bool) (*hostmount.Importer, error) {
+	if len(d.cfg.AllowRoots) == 0 {
+		return nil, apiErr(api.CodeForbidden, "this daemon allows no host folders; start vfsd serve with --allow-root DIR (once per folder tree mounts may come from)")
+	}
+	d.imMu.Lock()
+	defer d.imMu.Unlock()
+	if im := d.importers[asciiOnly]; im != nil {
+		return im, nil
+	}
+	name := "import.cache"
+	if asciiOnly {
+		name = "import-ascii.cache"
+	}
+	im, err := hostmount.New(hostmount.Options{Roots: d.cfg.AllowRoots, ASCIIOnly: asciiOnly,
+		CacheFile: filepath.Join(d.cfg.DataDir, name)})
+	if err != nil {
+		return nil, fmt.Errorf("open the allowed roots: %w", err)
+	}
+	d.importers[asciiOnly] = im
+	return im, nil
+}

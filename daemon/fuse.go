@@ -1,0 +1,211 @@
+package daemon
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/mount"
+)
+
+// handleMount mounts a session at a host directory through FUSE. The mount
+// is kept in the session's metadata and mounted again when the daemon
+// restarts.
+func (d *Daemon) handleMount(w http.ResponseWriter, r *http.Request) error {
+	e, err := d.lookup(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	var req api.MountRequest
+	if err := decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	if req.Dir == "" || !filepath.IsAbs(req.Dir) {
+		return apiErr(api.CodeInvalidInput, "dir must be an absolute host directory to mount the session at, not %q", req.Dir)
+	}
+	fm := api.FuseMount{Dir: filepath.Clean(req.Dir), ReadOnly: req.ReadOnly, AllowOther: req.AllowOther}
+	if fi, err := os.Stat(fm.Dir); err != nil || !fi.IsDir() {
+		return apiErr(api.CodeInvalidInput, "cannot mount at %s: it is not an existing directory; create it first", fm.Dir)
+	}
+	if owner := d.fuseOwner(fm.Dir); owner != "" {
+		return apiErr(api.CodeConflict, "session %s is already mounted at %s; unmount it first (vfsd unmount %s)", owner, fm.Dir, fm.Dir)
+	}
+	e.hostMu.Lock()
+	defer e.hostMu.Unlock()
+	if err := d.mountFuse(e, fm); err != nil {
+		return err
+	}
+	if err := d.updateMeta(e, func(m *sessionMeta) { m.Fuse = append(m.Fuse, fm) }); err != nil {
+		d.unmountFuse(e, fm.Dir)
+		return err
+	}
+	d.log.Info("session mounted", "session", e.id, "dir", fm.Dir)
+	writeJSON(w, http.StatusCreated, fm)
+	return nil
+}
+
+// handleUnmount unmounts a session's FUSE mount at ?dir=, or all of them
+// when dir is not given.
+func (d *Daemon) handleUnmount(w http.ResponseWriter, r *http.Request) error {
+	e, err := d.lookup(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	dir := r.URL.Query().Get("dir")
+	e.hostMu.Lock()
+	defer e.hostMu.Unlock()
+	e.mu.Lock()
+	var dirs []string
+	for _, fm := range e.meta.Fuse {
+		if dir == "" || fm.Dir == filepath.Clean(dir) {
+			dirs = append(dirs, fm.Dir)
+		}
+	}
+	e.mu.Unlock()
+	if dir != "" && len(dirs) == 0 {
+		return apiErr(api.CodeNotFound, "session %s is not mounted at %s; see its fuse_mounts (vfsd session show %s)", e.id, dir, e.id)
+	}
+	var firstErr error
+	for _, d2 := range dirs {
+		if err := d.unmountFuse(e, d2); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if err := d.updateMeta(e, func(m *sessionMeta) {
+		m.Fuse = slices.DeleteFunc(m.Fuse, func(fm api.FuseMount) bool { return slices.Contains(dirs, fm.Dir) })
+	}); err != nil {
+		return err
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// fuseOwner returns the session mounted at dir, or "".
+func (d *Daemon) fuseOwner(dir string) string {
+	for _, e := range d.entries() {
+		e.mu.Lock()
+		_, ok := e.fuse[dir]
+		e.mu.Unlock()
+		if ok {
+			return e.id
+		}
+	}
+	return ""
+}
+
+// mountFuse mounts e at fm.Dir. e.hostMu is held.
+func (d *Daemon) mountFuse(e *entry, fm api.FuseMount) error {
+	e.mu.Lock()
+	gone := e.gone
+	e.mu.Unlock()
+	if gone { // closeSession, which holds hostMu, has unmounted everything
+		return errClosed(e.id)
+	}
+	m, err := mount.New(e.s, fm.Dir, mount.Options{ReadOnly: fm.ReadOnly, AllowOther: fm.AllowOther})
+	if err != nil {
+		return apiErr(api.CodeUnavailable, "%v", err)
+	}
+	e.mu.Lock()
+	e.fuse[fm.Dir] = m
+	e.mu.Unlock()
+	return nil
+}
+
+// unmountFuse unmounts e's mount at dir. e.hostMu is held.
+func (d *Daemon) unmountFuse(e *entry, dir string) error {
+	e.mu.Lock()
+	m := e.fuse[dir]
+	delete(e.fuse, dir)
+	e.mu.Unlock()
+	if m == nil {
+		return nil
+	}
+	if err := m.Unmount(); err != nil {
+		return fmt.Errorf("unmount %s: %w", dir, err)
+	}
+	d.log.Info("session unmounted", "session", e.id, "dir", dir)
+	return nil
+}
+
+// remount mounts a recovered session's FUSE mounts again, detaching first
+// the dead mount a crashed daemon left behind. A mount that fails is
+// logged and dropped from the metadata.
+func (d *Daemon) remount(e *entry) {
+	e.hostMu.Lock()
+	defer e.hostMu.Unlock()
+	e.mu.Lock()
+	wanted := slices.Clone(e.meta.Fuse)
+	e.mu.Unlock()
+	var failed []string
+	for _, fm := range wanted {
+		if stale, _ := vfsdMountAt(fm.Dir); stale {
+			_ = syscall.Unmount(fm.Dir, syscall.MNT_DETACH)
+		}
+		if err := d.mountFuse(e, fm); err != nil {
+			d.log.Error("mount a session again", "session", e.id, "dir", fm.Dir, "err", err)
+			failed = append(failed, fm.Dir)
+			continue
+		}
+		d.log.Info("session mounted again", "session", e.id, "dir", fm.Dir)
+	}
+	if len(failed) > 0 {
+		if err := d.updateMeta(e, func(m *sessionMeta) {
+			m.Fuse = slices.DeleteFunc(m.Fuse, func(fm api.FuseMount) bool { return slices.Contains(failed, fm.Dir) })
+		}); err != nil {
+			d.log.Error("save session metadata", "session", e.id, "err", err)
+		}
+	}
+}
+
+// vfsdMountAt reports whether a vfsd FUSE mount is mounted at dir, from
+// /proc/self/mountinfo: only those are detached at start.
+func vfsdMountAt(dir string) (bool, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// ID parent major:minor root MOUNTPOINT options... - FSTYPE SOURCE super
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		fields, tail := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(fields) < 5 || len(tail) < 2 {
+			continue
+		}
+		if unescapeMountinfo(fields[4]) == dir && strings.HasPrefix(tail[0], "fuse") && strings.HasPrefix(tail[1], "vfsd:") {
+			return true, nil
+		}
+	}
+	return false, sc.Err()
+}
+
+// unescapeMountinfo decodes the octal escapes (\040 for a space) of
+// /proc/self/mountinfo paths.
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

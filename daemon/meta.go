@@ -1,0 +1,128 @@
+package daemon
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/hostmount"
+)
+
+// metaFormat versions the metadata files.
+const metaFormat = 1
+
+// sessionMeta is what the daemon keeps about a session besides its state:
+// it is written atomically to meta/ID.json before the session exists and
+// on every change, so a restart, or a crash, finds it as it was.
+type sessionMeta struct {
+	Format  int       `json:"format"`
+	ID      string    `json:"id"`
+	Created time.Time `json:"created"`
+	// Expires is when the session is closed; zero means never.
+	Expires time.Time `json:"expires,omitzero"`
+	Policy  string    `json:"policy"`
+	Profile string    `json:"profile"`
+	// Base is the snapshot the session started from.
+	Base string `json:"base,omitempty"`
+	// Import is the snapshot of the host as last imported or applied:
+	// apply writes back what changed since.
+	Import string `json:"import,omitempty"`
+	ForkOf string `json:"fork_of,omitempty"`
+	// Mounts are the host folders the session (or the session it was
+	// forked from) was staged from.
+	Mounts []hostmount.Mount `json:"mounts,omitempty"`
+	// Restage says reset imports Mounts again (the session was created from
+	// them); otherwise reset returns to Base.
+	Restage bool `json:"restage,omitempty"`
+	// TokenHash is the SHA-256 of the session's token, hex.
+	TokenHash string `json:"token_hash"`
+	// Fuse are the session's FUSE mounts, mounted again at start.
+	Fuse []api.FuseMount `json:"fuse,omitempty"`
+}
+
+// expired reports whether the session's lifetime is over at now.
+func (m *sessionMeta) expired(now time.Time) bool {
+	return !m.Expires.IsZero() && !now.Before(m.Expires)
+}
+
+// metaStore keeps sessions' metadata files in one directory.
+type metaStore struct{ dir string }
+
+func (ms metaStore) path(id string) string { return filepath.Join(ms.dir, id+".json") }
+
+// save writes m atomically and durably.
+func (ms metaStore) save(m *sessionMeta) error {
+	m.Format = metaFormat
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save session %s metadata: %w", m.ID, err)
+	}
+	if err := renameio.WriteFile(ms.path(m.ID), append(b, '\n'), 0o600, renameio.WithTempDir(ms.dir)); err != nil {
+		return fmt.Errorf("save session %s metadata: %w", m.ID, err)
+	}
+	return syncDir(ms.dir)
+}
+
+// remove deletes a session's metadata file.
+func (ms metaStore) remove(id string) error {
+	if err := os.Remove(ms.path(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove session %s metadata: %w", id, err)
+	}
+	return syncDir(ms.dir)
+}
+
+// loadAll reads every metadata file, removing the temporary files of saves
+// a crash interrupted.
+func (ms metaStore) loadAll() (map[string]*sessionMeta, error) {
+	if err := os.MkdirAll(ms.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("session metadata: %w", err)
+	}
+	entries, err := os.ReadDir(ms.dir)
+	if err != nil {
+		return nil, fmt.Errorf("session metadata: %w", err)
+	}
+	out := make(map[string]*sessionMeta)
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			_ = os.Remove(filepath.Join(ms.dir, name)) // an interrupted save
+			continue
+		}
+		if !strings.HasSuffix(name, ".json") || e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(ms.dir, name))
+		if err != nil {
+			return nil, fmt.Errorf("session metadata %s: %w", name, err)
+		}
+		var m sessionMeta
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, fmt.Errorf("session metadata %s: %w (move the file away to start without it)", name, err)
+		}
+		if m.Format != metaFormat || m.ID+".json" != name {
+			return nil, fmt.Errorf("session metadata %s: format %d for session %q; this daemon reads format %d", name, m.Format, m.ID, metaFormat)
+		}
+		out[m.ID] = &m
+	}
+	return out, nil
+}
+
+// syncDir makes a directory's entries durable.
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}

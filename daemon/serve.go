@@ -1,0 +1,161 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// maxSocketPath is the longest path a Unix socket may have on Linux.
+const maxSocketPath = 107
+
+// Connection timeouts: for a request's headers, and for an idle
+// keep-alive connection. (No write timeout: event streams are long.)
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 2 * time.Minute
+)
+
+// Serve serves the API on the Unix socket and, with Config.Listen, on TCP,
+// runs the janitor that closes expired sessions, and returns when ctx ends
+// — after a graceful shutdown: requests in flight finish (for up to
+// Config.ShutdownTimeout), event streams end, FUSE mounts are unmounted,
+// sessions closed and everything flushed (Close). It returns nil after a
+// shutdown ctx asked for, or the error that stopped it.
+func (d *Daemon) Serve(ctx context.Context) error {
+	defer d.Close()
+	unixLn, err := listenUnix(d.cfg.Socket)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(d.cfg.Socket)
+	servers := []*http.Server{{
+		Handler:           d.handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, viaSocketKey{}, true)
+		},
+	}}
+	listeners := []net.Listener{unixLn}
+	if d.cfg.Listen != "" {
+		tcpLn, err := net.Listen("tcp", d.cfg.Listen)
+		if err != nil {
+			unixLn.Close()
+			return fmt.Errorf("listen on %s: %w", d.cfg.Listen, err)
+		}
+		d.tcpAddr = tcpLn.Addr().String()
+		listeners = append(listeners, tcpLn)
+		servers = append(servers, &http.Server{Handler: d.handler, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout})
+	}
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() {
+			if err := srv.Serve(listeners[i]); !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	d.log.Info("vfsd serving", "socket", d.cfg.Socket, "tcp", d.tcpAddr, "data_dir", d.cfg.DataDir, "sessions", len(d.entries()))
+	close(d.ready)
+
+	janitorCtx, stopJanitor := context.WithCancel(ctx)
+	var janitor sync.WaitGroup
+	janitor.Go(func() { d.janitor(janitorCtx) })
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+		serveErr = fmt.Errorf("serve: %w", serveErr)
+	}
+	d.log.Info("vfsd stopping")
+	stopJanitor()
+	janitor.Wait()
+	d.stop()
+	sctx, cancel := context.WithTimeout(context.Background(), d.cfg.ShutdownTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, srv := range servers {
+		wg.Go(func() {
+			if err := srv.Shutdown(sctx); err != nil {
+				d.log.Warn("requests still running at the shutdown timeout were cut off", "err", err)
+				srv.Close()
+			}
+		})
+	}
+	wg.Wait()
+	if err := d.Close(); err != nil {
+		return errors.Join(serveErr, fmt.Errorf("shut down: %w", err))
+	}
+	d.log.Info("vfsd stopped")
+	return serveErr
+}
+
+// janitor closes expired sessions every JanitorInterval until ctx ends.
+func (d *Daemon) janitor(ctx context.Context) {
+	t := time.NewTicker(d.cfg.JanitorInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if n := d.expire(now); n > 0 {
+				d.log.Info("closed expired sessions", "count", n)
+			}
+		}
+	}
+}
+
+// listenUnix listens on a Unix socket at path with mode 0600 from the
+// start: the socket is bound in a fresh private directory, restricted, and
+// renamed into place, so nobody else can connect in between. A stale
+// socket is replaced; a live one means another daemon serves there.
+func listenUnix(path string) (*net.UnixListener, error) {
+	if len(path) > maxSocketPath-16 {
+		return nil, fmt.Errorf("socket path %s is %d bytes; Unix sockets allow %d (with room for a temporary name, %d): choose a shorter --socket", path, len(path), maxSocketPath, maxSocketPath-16)
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("socket directory: %w", err)
+	}
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("%s exists and is not a socket; remove it or choose another --socket", path)
+		}
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("another vfsd is serving on %s; stop it first, or choose another --socket", path)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("remove the stale socket %s: %w", path, err)
+		}
+	}
+	tmpDir, err := os.MkdirTemp(dir, ".s")
+	if err != nil {
+		return nil, fmt.Errorf("socket: %w", err)
+	}
+	defer os.RemoveAll(tmpDir)
+	tmp := filepath.Join(tmpDir, "s")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	ln.SetUnlinkOnClose(false)
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("socket: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("socket: %w", err)
+	}
+	return ln, nil
+}

@@ -1,0 +1,321 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/snapshot"
+	"github.com/vfsd/vfsd/tools"
+	"github.com/vfsd/vfsd/vfs/policy"
+)
+
+// defaultProfile is the tool profile of sessions created without one.
+const defaultProfile = "anthropic"
+
+// parseTTL reads a TTL: "" is the daemon's default, "0" or "never" no
+// expiry, anything else a Go duration of at least a second.
+func (d *Daemon) parseTTL(s string) (time.Duration, error) {
+	switch strings.TrimSpace(s) {
+	case "":
+		return d.cfg.DefaultTTL, nil
+	case "0", "never":
+		return 0, nil
+	}
+	ttl, err := time.ParseDuration(s)
+	if err != nil || ttl < time.Second {
+		return 0, apiErr(api.CodeInvalidInput, "ttl %q is not a duration of at least 1s (like \"90m\" or \"24h\"); use \"never\" for no expiry", s)
+	}
+	return ttl, nil
+}
+
+// expiry returns when a session with this TTL, starting now, expires.
+func expiry(now time.Time, ttl time.Duration) time.Time {
+	if ttl == 0 {
+		return time.Time{}
+	}
+	return now.Add(ttl)
+}
+
+// createSession creates a session as req says: empty, staged from host
+// mounts, from a snapshot, or forked from a live session. by is who asks: a
+// session's own token may fork it, but not into a different policy.
+// progress, if not nil, hears how an import goes.
+func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest, by *principal, progress progressFunc) (*api.CreateSessionResponse, error) {
+	given := 0
+	for _, set := range []bool{len(req.Mounts) > 0, req.Base != "", req.Fork != ""} {
+		if set {
+			given++
+		}
+	}
+	if given > 1 {
+		return nil, apiErr(api.CodeInvalidInput, "give at most one of mounts, base and fork: a session starts from host folders, a snapshot or another session")
+	}
+	id := req.ID
+	if id == "" {
+		id = snapshot.NewSessionID()
+	} else if !snapshot.ValidSessionID(id) { // which also makes it a safe file name
+		return nil, apiErr(api.CodeInvalidInput, "session id %q: use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", id)
+	}
+	ttl, err := d.parseTTL(req.TTL)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	m := &sessionMeta{ID: id, Created: now, Expires: expiry(now, ttl), Policy: req.Policy, Profile: req.Profile}
+	var src *entry
+	if req.Fork != "" {
+		if src, err = d.lookup(req.Fork); err != nil {
+			return nil, err
+		}
+		src.mu.Lock()
+		if m.Policy == "" {
+			m.Policy = src.meta.Policy
+		}
+		if m.Profile == "" {
+			m.Profile = src.meta.Profile
+		}
+		m.ForkOf, m.Import, m.Mounts = src.id, src.meta.Import, slices.Clone(src.meta.Mounts)
+		srcPolicy := src.meta.Policy
+		src.mu.Unlock()
+		if by != nil && !by.admin && m.Policy != srcPolicy {
+			return nil, apiErr(api.CodeForbidden, "a session token cannot fork into another policy (%s, not %s); ask the admin", m.Policy, srcPolicy)
+		}
+	}
+	if m.Policy == "" {
+		m.Policy = policy.PresetDefault
+	}
+	if m.Profile == "" {
+		m.Profile = defaultProfile
+	}
+	pol, err := policy.Preset(m.Policy)
+	if err != nil {
+		return nil, apiErr(api.CodeInvalidInput, "%v", err)
+	}
+	if _, err := tools.LookupProfile(m.Profile); err != nil {
+		return nil, apiErr(api.CodeInvalidInput, "%v", err)
+	}
+
+	e := newEntry(id, pol, m)
+	d.mu.Lock()
+	if _, taken := d.sessions[id]; taken {
+		d.mu.Unlock()
+		return nil, apiErr(api.CodeAlreadyExists, "a session %q exists; choose another id, or leave id out to get a fresh one", id)
+	}
+	d.sessions[id] = e // reserved: policyHook finds it, lookup does not yet
+	d.mu.Unlock()
+	created := false
+	defer func() {
+		if !created {
+			d.mu.Lock()
+			delete(d.sessions, id)
+			d.mu.Unlock()
+		}
+	}()
+
+	resp := &api.CreateSessionResponse{}
+	if resp.Import, err = d.startingPoint(ctx, req, src, pol, m, progress); err != nil {
+		return nil, err
+	}
+	token := newToken(sessionTokenPrefix)
+	m.TokenHash = tokenHash(token)
+	if err := d.metas.save(m); err != nil {
+		return nil, err
+	}
+	s, err := d.repo.NewSession(ctx, snapshot.SessionOptions{ID: id, Base: m.Base})
+	if err == nil {
+		err = d.attach(e, s)
+	}
+	if err != nil {
+		if s != nil {
+			_ = d.repo.DeleteSession(id)
+		}
+		return nil, errors.Join(err, d.metas.remove(id))
+	}
+	created = true
+	d.log.Info("session created", "session", id, "policy", m.Policy, "base", m.Base, "fork_of", m.ForkOf)
+	resp.Session, resp.Token = d.view(e), token
+	return resp, nil
+}
+
+// startingPoint sets m.Base to the snapshot a new session starts from: its
+// host folders imported (which is also its import snapshot), a given
+// snapshot, or src's current state. An empty session has none.
+func (d *Daemon) startingPoint(ctx context.Context, req api.CreateSessionRequest, src *entry, pol *policy.Policy, m *sessionMeta, progress progressFunc) (*api.ImportReport, error) {
+	switch {
+	case len(req.Mounts) > 0:
+		im, err := d.importer(pol.ASCIIOnly)
+		if err != nil {
+			return nil, err
+		}
+		m.Mounts = fromAPIMounts(req.Mounts)
+		snap, rep, err := im.Import(ctx, d.repo, m.Mounts, progress)
+		if err != nil {
+			return nil, fmt.Errorf("stage the mounts: %w", err)
+		}
+		m.Base, m.Import, m.Restage = snap.ID, snap.ID, true
+		return importReport(rep), nil
+	case req.Base != "":
+		snap, err := d.snapshotByRef(ctx, req.Base)
+		if err != nil {
+			return nil, err
+		}
+		m.Base = snap.ID
+	case src != nil:
+		snap, err := d.repo.Snapshot(ctx, src.s, "fork")
+		if err != nil {
+			return nil, fmt.Errorf("fork %s: %w", src.id, err)
+		}
+		m.Base = snap.ID
+	}
+	return nil, nil
+}
+
+// view describes a session.
+func (d *Daemon) view(e *entry) api.Session {
+	info := e.s.Info()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := e.meta
+	v := api.Session{
+		ID: e.id, CreatedAt: m.Created, Policy: m.Policy, Profile: m.Profile,
+		Base: m.Base, ImportSnapshot: m.Import, ForkOf: m.ForkOf, Mounts: toAPIMounts(m.Mounts),
+		ResetRestages: m.Restage, FuseMounts: slices.Clone(m.Fuse),
+		LastSnapshot: info.Ref, Seq: info.Seq, Dirty: info.Dirty, Files: info.Files, Bytes: info.Bytes,
+	}
+	if !m.Expires.IsZero() {
+		t := m.Expires
+		v.ExpiresAt = &t
+	}
+	return v
+}
+
+// updateMeta changes a session's metadata with fn and saves it; if the
+// save fails the change is undone.
+func (d *Daemon) updateMeta(e *entry, fn func(m *sessionMeta)) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.gone {
+		return errClosed(e.id)
+	}
+	next := *e.meta
+	next.Mounts = slices.Clone(e.meta.Mounts)
+	next.Fuse = slices.Clone(e.meta.Fuse)
+	fn(&next)
+	if err := d.metas.save(&next); err != nil {
+		return err
+	}
+	e.meta = &next
+	return nil
+}
+
+// resetSession returns a session to its start: a session staged from host
+// folders imports them again (fast for what did not change); any other
+// returns to its base snapshot.
+func (d *Daemon) resetSession(ctx context.Context, e *entry, progress progressFunc) (*api.ResetResponse, error) {
+	e.hostMu.Lock()
+	defer e.hostMu.Unlock()
+	e.mu.Lock()
+	restage, mounts := e.meta.Restage, e.meta.Mounts
+	e.mu.Unlock()
+	resp := &api.ResetResponse{}
+	if restage {
+		im, err := d.importer(e.pol.ASCIIOnly)
+		if err != nil {
+			return nil, err
+		}
+		rep, err := im.Restage(ctx, d.repo, e.s, mounts, progress)
+		if err != nil {
+			return nil, fmt.Errorf("reset %s: import the mounts again: %w", e.id, err)
+		}
+		if err := d.updateMeta(e, func(m *sessionMeta) { m.Base, m.Import = rep.Snapshot, rep.Snapshot }); err != nil {
+			return nil, err
+		}
+		resp.Import = importReport(rep)
+	} else if err := e.s.Reset(ctx); err != nil {
+		return nil, fmt.Errorf("reset %s: %w", e.id, err)
+	}
+	resp.Session = d.view(e)
+	return resp, nil
+}
+
+// closeSession closes a session for good: its FUSE mounts are unmounted,
+// its event streams end with reason, its state and metadata are removed.
+// Its snapshots stay.
+func (d *Daemon) closeSession(id, reason string) error {
+	d.mu.Lock()
+	e := d.sessions[id]
+	if e == nil || e.s == nil {
+		d.mu.Unlock()
+		return apiErr(api.CodeNotFound, "no session %q; list the sessions with GET /v1/sessions (vfsd session list)", id)
+	}
+	delete(d.sessions, id)
+	delete(d.tokens, e.meta.TokenHash)
+	d.mu.Unlock()
+
+	e.hostMu.Lock()
+	e.mu.Lock()
+	e.gone = true
+	var errs []error
+	for dir, m := range e.fuse {
+		if err := m.Unmount(); err != nil {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", dir, err))
+		}
+		delete(e.fuse, dir)
+	}
+	e.mu.Unlock()
+	e.hostMu.Unlock()
+	e.closeReason = reason
+	close(e.done)
+	errs = append(errs, d.repo.DeleteSession(id), d.metas.remove(id))
+	d.log.Info("session closed", "session", id, "reason", reason)
+	return errors.Join(errs...)
+}
+
+// errClosed reports a session closed while a request was working on it.
+func errClosed(id string) error {
+	return apiErr(api.CodeNotFound, "session %q was closed meanwhile", id)
+}
+
+// closeInBackground closes a session off the request's path (an expired
+// one found by a request).
+func (d *Daemon) closeInBackground(id, reason string) {
+	d.bgMu.Lock()
+	defer d.bgMu.Unlock()
+	select {
+	case <-d.stopping:
+		return // Close waits for d.bg: nothing may join it now
+	default:
+	}
+	d.bg.Go(func() {
+		if err := d.closeSession(id, reason); err != nil && !errors.Is(err, &api.Error{Code: api.CodeNotFound}) {
+			d.log.Error("close session", "session", id, "reason", reason, "err", err)
+		}
+	})
+}
+
+// expire closes every session whose lifetime is over at now, and returns
+// how many it closed.
+func (d *Daemon) expire(now time.Time) int {
+	n := 0
+	for _, e := range d.entries() {
+		e.mu.Lock()
+		expired := e.meta.expired(now)
+		e.mu.Unlock()
+		if !expired {
+			continue
+		}
+		if err := d.closeSession(e.id, "expired"); err != nil {
+			if !errors.Is(err, &api.Error{Code: api.CodeNotFound}) {
+				d.log.Error("close an expired session", "session", e.id, "err", err)
+			}
+			continue
+		}
+		n++
+	}
+	return n
+}

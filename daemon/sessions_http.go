@@ -1,0 +1,116 @@
+package daemon
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/vfsd/vfsd/api"
+)
+
+func (d *Daemon) handleCreateSession(w http.ResponseWriter, r *http.Request) error {
+	var req api.CreateSessionRequest
+	if err := decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	return respondWithProgress(w, r, http.StatusCreated, func(progress progressFunc) (any, error) {
+		return d.createSession(r.Context(), req, principalOf(r.Context()), progress)
+	})
+}
+
+func (d *Daemon) handleListSessions(w http.ResponseWriter, r *http.Request) error {
+	out := api.SessionList{Sessions: []api.Session{}}
+	now := time.Now()
+	for _, e := range d.entries() {
+		e.mu.Lock()
+		expired := e.meta.expired(now)
+		e.mu.Unlock()
+		if expired {
+			d.closeInBackground(e.id, "expired")
+			continue
+		}
+		out.Sessions = append(out.Sessions, d.view(e))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (d *Daemon) handleGetSession(w http.ResponseWriter, r *http.Request) error {
+	e, err := d.lookup(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d.view(e))
+	return nil
+}
+
+// handleUpdateSession restarts a session's lifetime with a new TTL.
+func (d *Daemon) handleUpdateSession(w http.ResponseWriter, r *http.Request) error {
+	e, err := d.lookup(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	var req api.UpdateSessionRequest
+	if err := decodeBody(w, r, &req); err != nil {
+		return err
+	}
+	if req.TTL == "" {
+		return apiErr(api.CodeInvalidInput, `ttl is required: a duration like "2h", or "never"`)
+	}
+	ttl, err := d.parseTTL(req.TTL)
+	if err != nil {
+		return err
+	}
+	if err := d.updateMeta(e, func(m *sessionMeta) { m.Expires = expiry(time.Now().UTC(), ttl) }); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, d.view(e))
+	return nil
+}
+
+func (d *Daemon) handleResetSession(w http.ResponseWriter, r *http.Request) error {
+	e, err := d.lookup(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	return respondWithProgress(w, r, http.StatusOK, func(progress progressFunc) (any, error) {
+		return d.resetSession(r.Context(), e, progress)
+	})
+}
+
+func (d *Daemon) handleCloseSession(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	if _, err := d.lookup(id); err != nil {
+		return err
+	}
+	if err := d.closeSession(id, "closed by request"); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// handleMCP passes a request to the session's MCP handler
+// (Config.MCPHandler), built on first use.
+func (d *Daemon) handleMCP(w http.ResponseWriter, r *http.Request) error {
+	e, err := d.lookup(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	e.mcpOnce.Do(func() { e.mcp = d.cfg.MCPHandler(e.id) })
+	if e.mcp == nil {
+		return apiErr(api.CodeNotFound, "session %s has no MCP endpoint", e.id)
+	}
+	e.mcp.ServeHTTP(w, r)
+	return nil
+}
+
+func (d *Daemon) handleHealth(w http.ResponseWriter, r *http.Request) error {
+	status := "ok"
+	select {
+	case <-d.stopping:
+		status = "stopping"
+	default:
+	}
+	writeJSON(w, http.StatusOK, api.Health{Status: status, Sessions: len(d.entries()), Version: d.cfg.Version})
+	return nil
+}
