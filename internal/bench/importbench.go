@@ -46,19 +46,13 @@ type ImportResult struct {
 // tree. The tree is read once beforehand so every contender starts from a
 // warm page cache, and each timed step starts on a flushed filesystem.
 func Import(ctx context.Context, opts ImportOptions, out io.Writer) error {
-	if opts.Tree == "" {
-		opts.Tree = filepath.Join(runtime.GOROOT(), "src")
-	}
 	if opts.Repeats <= 0 {
 		opts.Repeats = 3
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	tree, err := filepath.Abs(opts.Tree)
-	if err == nil {
-		tree, err = filepath.EvalSymlinks(tree)
-	}
+	tree, err := hostTree(opts.Tree)
 	if err != nil {
 		return fmt.Errorf("bench import: %w", err)
 	}
@@ -176,4 +170,18 @@ func medianMs(ds []time.Duration) float64 {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return ms(s[len(s)/2])
+}
+
+// hostTree resolves a benchmark's --tree: the Go distribution's src when
+// empty, absolute and with symlinks resolved, so the importer's allowed
+// root and every baseline name the same directory.
+func hostTree(tree string) (string, error) {
+	if tree == "" {
+		tree = filepath.Join(runtime.GOROOT(), "src")
+	}
+	abs, err := filepath.Abs(tree)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
 }

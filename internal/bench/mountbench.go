@@ -151,9 +151,6 @@ type MountSummary struct {
 // object per step and a summary.
 func Mount(ctx context.Context, opts MountOptions, out io.Writer) error {
 	start := time.Now()
-	if opts.Tree == "" {
-		opts.Tree = filepath.Join(runtime.GOROOT(), "src")
-	}
 	if opts.Repeats <= 0 {
 		opts.Repeats = 1
 	}
@@ -171,10 +168,7 @@ func Mount(ctx context.Context, opts MountOptions, out io.Writer) error {
 			return fmt.Errorf("bench mount: %s is not installed; the workload runs it", tool)
 		}
 	}
-	tree, err := filepath.Abs(opts.Tree)
-	if err == nil {
-		tree, err = filepath.EvalSymlinks(tree)
-	}
+	tree, err := hostTree(opts.Tree)
 	if err != nil {
 		return fmt.Errorf("bench mount: %w", err)
 	}

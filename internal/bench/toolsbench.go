@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/vfsd/vfsd/hostmount"
@@ -57,9 +56,6 @@ type ToolsResult struct {
 // tree, glob **/*.go against rg --files -g '*.go', read_file of every file
 // against os.ReadFile of every file, and a run of edit_file calls.
 func Tools(ctx context.Context, opts ToolsOptions, out io.Writer) error {
-	if opts.Tree == "" {
-		opts.Tree = filepath.Join(runtime.GOROOT(), "src")
-	}
 	if opts.Repeats <= 0 {
 		opts.Repeats = 5
 	}
@@ -77,10 +73,7 @@ func Tools(ctx context.Context, opts ToolsOptions, out io.Writer) error {
 			return fmt.Errorf("bench tools: %s is not installed; it is the baseline (apt-get install ripgrep)", tool)
 		}
 	}
-	tree, err := filepath.Abs(opts.Tree)
-	if err == nil {
-		tree, err = filepath.EvalSymlinks(tree)
-	}
+	tree, err := hostTree(opts.Tree)
 	if err != nil {
 		return fmt.Errorf("bench tools: %w", err)
 	}
