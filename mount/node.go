@@ -262,9 +262,8 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		if _, err := n.m.s.SetTimes(ctx, p, mtime); err != nil {
 			return Errno(err)
 		}
-	} else if _, ok := in.GetATime(); ok && in.Valid&fuse.FATTR_ATIME_NOW != 0 {
-		// atime is not tracked; accept touch -a.
 	}
+	// atime is not tracked: a request that sets only it succeeds unchanged.
 	return n.Getattr(ctx, fh, out)
 }
 

@@ -167,7 +167,7 @@ func editFailure(path string, multi bool, err error) error {
 
 // readText reads a text file for a tool that changes text.
 func (t *Toolset) readText(ctx context.Context, path vfs.Path, verb string) (string, vfs.Node, error) {
-	n, err := t.stat(ctx, path)
+	n, err := t.s.Stat(ctx, path)
 	if err != nil {
 		return "", n, err
 	}

@@ -243,7 +243,7 @@ func statTool(ctx context.Context, t *Toolset, p *StatParams) (*StatReceipt, err
 	if err != nil {
 		return nil, err
 	}
-	n, err := t.stat(ctx, path)
+	n, err := t.s.Stat(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -341,7 +341,7 @@ func rename(ctx context.Context, t *Toolset, p *RenameParams) (*RenameReceipt, e
 	if to.HasPrefix(from) && to != from {
 		return nil, fail(CodeInvalidInput, "cannot move %s into itself (%s)", displayPath(from), displayPath(to))
 	}
-	n, err := t.stat(ctx, from)
+	n, err := t.s.Stat(ctx, from)
 	if err != nil {
 		return nil, err
 	}

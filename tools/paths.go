@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"context"
 	"path"
 	"strings"
 
@@ -137,11 +136,6 @@ func climbsAbove(dir, target string) bool {
 // visible reports whether a listing or search shows p: the policy would let
 // it be read.
 func (t *Toolset) visible(p vfs.Path) bool { return !t.pol.Hidden(p) }
-
-// stat returns the node at p, with not_found worded for a model.
-func (t *Toolset) stat(ctx context.Context, p vfs.Path) (vfs.Node, error) {
-	return t.s.Stat(ctx, p)
-}
 
 // displayPath is how receipts show a session path: relative, "." for the
 // root.

@@ -55,7 +55,7 @@ func readFile(ctx context.Context, t *Toolset, p *ReadFileParams) (*ReadFileRece
 	if err != nil {
 		return nil, err
 	}
-	n, err := t.stat(ctx, path)
+	n, err := t.s.Stat(ctx, path)
 	if err != nil {
 		return nil, err
 	}
