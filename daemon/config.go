@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"path/filepath"
 	"time"
 )
@@ -42,11 +41,6 @@ type Config struct {
 	MaxBlobBytes int64
 	// Logger receives the daemon's log; slog.Default() when nil.
 	Logger *slog.Logger
-	// MCPHandler, if set, returns the handler serving session sessionID's
-	// MCP endpoint, mounted at /v1/sessions/{id}/mcp (any method, any
-	// sub-path) behind the session's authorization. It is called once per
-	// session and the handler reused; it may return nil to refuse.
-	MCPHandler func(sessionID string) http.Handler
 	// Version is reported by /healthz.
 	Version string
 }

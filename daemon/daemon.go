@@ -80,8 +80,7 @@ type entry struct {
 	s  *vfs.Session
 	ts *tools.Toolset
 
-	mcpOnce sync.Once
-	mcp     http.Handler
+	mcp mcpEndpoint // its MCP endpoint's handlers
 }
 
 // New opens the daemon's data directory: the store, every session found

@@ -34,7 +34,11 @@
 //
 // # Hooks
 //
-// Toolset returns a session's tools for in-process callers (an MCP server
-// on stdio), and Config.MCPHandler mounts a per-session handler at
-// /v1/sessions/{id}/mcp behind the same authorization.
+// Toolset returns a session's tools for in-process callers.
+//
+// # MCP
+//
+// /v1/sessions/{id}/mcp serves the session's tools over MCP's streamable
+// HTTP transport (mcpserver.HTTPHandler), behind the session's
+// authorization: the tools of the session's profile, or of ?profile=NAME.
 package daemon

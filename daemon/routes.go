@@ -48,10 +48,7 @@ func (d *Daemon) routes() {
 	d.route("GET /v1/blobs/{ref}", scopeAny, d.handleGetBlob)
 	d.route("POST /v1/blobs", scopeAny, d.handlePutBlob)
 
-	if d.cfg.MCPHandler != nil {
-		d.route("/v1/sessions/{id}/mcp", scopeSession, d.handleMCP)
-		d.route("/v1/sessions/{id}/mcp/", scopeSession, d.handleMCP)
-	}
+	d.route("/v1/sessions/{id}/mcp", scopeSession, d.handleMCP)
 	d.route("/", scopePublic, d.handleNoRoute)
 	d.handler = d.authenticate(d.mux)
 }

@@ -89,21 +89,6 @@ func (d *Daemon) handleCloseSession(w http.ResponseWriter, r *http.Request) erro
 	return nil
 }
 
-// handleMCP passes a request to the session's MCP handler
-// (Config.MCPHandler), built on first use.
-func (d *Daemon) handleMCP(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	e.mcpOnce.Do(func() { e.mcp = d.cfg.MCPHandler(e.id) })
-	if e.mcp == nil {
-		return apiErr(api.CodeNotFound, "session %s has no MCP endpoint", e.id)
-	}
-	e.mcp.ServeHTTP(w, r)
-	return nil
-}
-
 func (d *Daemon) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	status := "ok"
 	select {
