@@ -28,6 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vfsd/vfsd/tools"
+	"github.com/vfsd/vfsd/vfs/policy"
 )
 
 // DefaultProfile is the profile New uses when Options.Profile is empty.
@@ -69,14 +70,23 @@ func (b *toolsetBackend) Definitions(profile string) ([]tools.Definition, error)
 	if b.ts == nil {
 		return nil, errors.New("toolset backend: no toolset")
 	}
-	p, err := tools.LookupProfile(profile)
+	defs, err := AllowedDefinitions(profile, b.ts.Policy())
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", b.session, err)
 	}
-	defs := p.Definitions()
-	pol := b.ts.Policy()
-	return slices.DeleteFunc(defs, func(d tools.Definition) bool {
-		// The consolidated tool stays: each of its actions is checked when called.
+	return defs, nil
+}
+
+// AllowedDefinitions returns the tools of profile that pol allows, in the
+// profile's order: what a Backend's Definitions should return for a
+// session under pol. The consolidated tool stays whatever pol says, since
+// each of its actions is checked when called.
+func AllowedDefinitions(profile string, pol *policy.Policy) ([]tools.Definition, error) {
+	p, err := tools.LookupProfile(profile)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(p.Definitions(), func(d tools.Definition) bool {
 		return d.Name != tools.ConsolidatedTool && !pol.Allows(d.Name)
 	}), nil
 }

@@ -57,7 +57,7 @@ Exit codes: 0 success; 1 the command failed (stderr says why and what to do);
 	g := &globalFlags{}
 	g.addTo(root)
 	root.AddCommand(newBenchCmd(), newDemoCmd(), newToolCmd(g), newApplyPatchCmd(),
-		newServeCmd(g), newSessionCmd(g), newSnapshotCmd(g), newApplyCmd(g), newMountCmd(g), newUnmountCmd(g))
+		newServeCmd(g), newMCPCmd(g), newSessionCmd(g), newSnapshotCmd(g), newApplyCmd(g), newMountCmd(g), newUnmountCmd(g))
 	return root
 }
 

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vfsd/vfsd/client"
+	"github.com/vfsd/vfsd/mcpserver"
+	"github.com/vfsd/vfsd/tools"
+	"github.com/vfsd/vfsd/vfs/policy"
+)
+
+func newMCPCmd(g *globalFlags) *cobra.Command {
+	var session, profile string
+	var noOutputSchema bool
+	cmd := &cobra.Command{
+		Use:   "mcp --session ID [--profile NAME]",
+		Short: "Serve a session's tools over MCP on stdin/stdout, for an agent client",
+		Long: `Serves the tools of a daemon session over the Model Context Protocol on
+standard input and output, for agent clients that start MCP servers as
+commands. Every call goes to the daemon (see --socket and --addr), so the agent,
+the HTTP API, other MCP clients and FUSE mounts of the session share one
+workspace. Logs go to standard error.
+
+The tools are those of the session's profile (--profile overrides: openai,
+anthropic, gemini, minimal or consolidated), less those its policy forbids.
+The daemon also serves the same tools over streamable HTTP at
+/v1/sessions/ID/mcp. See the README for client configurations.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if session == "" {
+				return usageError{fmt.Errorf("--session is required: create one with 'vfsd session create' and pass its ID")}
+			}
+			c, err := g.client()
+			if err != nil {
+				return usageError{err}
+			}
+			defer c.Close()
+			ctx := cmd.Context()
+			backend, sessionProfile, err := newDaemonBackend(ctx, c, session)
+			if err != nil {
+				return err
+			}
+			if profile == "" {
+				profile = sessionProfile
+			}
+			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+			srv, err := mcpserver.NewServer(backend, mcpserver.Options{
+				Profile: profile, Version: version(), NoOutputSchema: noOutputSchema, Logger: logger})
+			if err != nil {
+				return usageError{err}
+			}
+			return mcpserver.ServeStdio(ctx, srv)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&session, "session", "", "the session whose tools to serve (required)")
+	f.StringVar(&profile, "profile", "", "the tool profile (default: the session's)")
+	f.BoolVar(&noOutputSchema, "no-output-schema", false, "leave outputSchema out of the tool list, for clients that mishandle it")
+	return cmd
+}
+
+// daemonBackend is an mcpserver.Backend that calls a session's tools
+// through the daemon.
+type daemonBackend struct {
+	c       *client.Client
+	session string
+	policy  *policy.Policy
+}
+
+// newDaemonBackend checks that the session exists and returns its backend
+// and profile.
+func newDaemonBackend(ctx context.Context, c *client.Client, session string) (*daemonBackend, string, error) {
+	s, err := c.Session(ctx, session)
+	if err != nil {
+		return nil, "", fmt.Errorf("session %s: %w", session, err)
+	}
+	pol, err := policy.Preset(s.Policy)
+	if err != nil {
+		return nil, "", fmt.Errorf("session %s: %w; is this vfsd older than the daemon?", session, err)
+	}
+	return &daemonBackend{c: c, session: session, policy: pol}, s.Profile, nil
+}
+
+// Definitions lists the profile's tools the session's policy allows.
+func (b *daemonBackend) Definitions(profile string) ([]tools.Definition, error) {
+	return mcpserver.AllowedDefinitions(profile, b.policy)
+}
+
+// Call runs a tool on the daemon; the receipt travels as the daemon's JSON.
+func (b *daemonBackend) Call(ctx context.Context, name string, params json.RawMessage) (*tools.Response, error) {
+	r, err := b.c.CallToolText(ctx, b.session, name, params)
+	if err != nil {
+		return nil, err
+	}
+	return &tools.Response{Tool: name, Receipt: r.JSON, Text: r.Text}, nil
+}
