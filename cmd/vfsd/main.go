@@ -26,6 +26,20 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// exitStatus ends vfsd with a given status, printing err if it is set.
+type exitStatus struct {
+	code int
+	err  error
+}
+
+func (e exitStatus) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e exitStatus) Unwrap() error { return e.err }
+
 // usageArgs marks a positional-argument check's failures as usage errors.
 func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
@@ -57,7 +71,7 @@ Exit codes: 0 success; 1 the command failed (stderr says why and what to do);
 	g := &globalFlags{}
 	g.addTo(root)
 	root.AddCommand(newBenchCmd(), newDemoCmd(), newToolCmd(g), newApplyPatchCmd(),
-		newServeCmd(g), newMCPCmd(g), newSessionCmd(g), newSnapshotCmd(g), newApplyCmd(g), newMountCmd(g), newUnmountCmd(g))
+		newServeCmd(g), newMCPCmd(g), newRunCmd(g), newNamespaceChildCmd(), newSessionCmd(g), newSnapshotCmd(g), newApplyCmd(g), newMountCmd(g), newUnmountCmd(g))
 	return root
 }
 
@@ -67,6 +81,13 @@ func main() {
 	err := newRoot().ExecuteContext(ctx)
 	if err == nil {
 		os.Exit(exitOK)
+	}
+	var ee exitStatus
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(os.Stderr, "vfsd:", ee.err)
+		}
+		os.Exit(ee.code)
 	}
 	fmt.Fprintln(os.Stderr, "vfsd:", err)
 	var ue usageError

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/client"
+)
+
+// Exit statuses of vfsd run for failures of its own, as container
+// runtimes use them; otherwise it exits with the command's status.
+const (
+	exitRunFailed   = 125 // vfsd could not set up or tear down the run
+	exitRunCannot   = 126 // the command could not be run
+	exitRunNotFound = 127 // the command was not found
+	exitRunSignaled = 128 // plus the signal that ended the command
+)
+
+// runResult is what vfsd run --json prints.
+type runResult struct {
+	Session  string    `json:"session"`
+	Dir      string    `json:"dir"`
+	ExitCode int       `json:"exit_code"`
+	Diff     *api.Diff `json:"diff"`
+}
+
+type runFlags struct {
+	dir, id, policy, ttl, sandbox string
+	include, exclude, writable    []string
+	gitignore, defaultExcludes    bool
+	noNetwork, asJSON             bool
+	pf                            progressFlag
+}
+
+func newRunCmd(g *globalFlags) *cobra.Command {
+	rf := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run [--mount DIR] [--include G]... [--exclude G]... -- CMD [ARG]...",
+		Short: "Run a command on a copy-on-write session of a folder, then show what it changed",
+		Long: `Stages DIR (default: the current directory) into a new daemon session, mounts
+the session through FUSE and runs CMD in a sandbox where the session is DIR:
+CMD sees the folder at its own path and changes it freely, and the real DIR is
+untouched. Afterwards vfsd prints what CMD changed as a unified diff and how to
+apply it to DIR (vfsd apply SESSION) or drop it (vfsd session close SESSION).
+
+The sandbox is bubblewrap when installed (the host read-only, private /tmp,
+/proc and /dev; --rw PATH makes a host path writable, --no-network cuts the
+network), else a private mount namespace (root only; the rest of the host stays
+writable there). The daemon must run on this machine with DIR beneath one of
+its --allow-root directories.
+
+Exit status: CMD's own; 128+N when a signal N ended it; 127 when it was not
+found and 126 when it could not be run (the namespace sandbox; bubblewrap
+exits 1 then); 125 when vfsd failed around it (stderr says why).`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 {
+				return usageError{errors.New("put the command after --: vfsd run [flags] -- CMD [ARG]...")}
+			}
+			c, err := g.client()
+			if err != nil {
+				return usageError{err}
+			}
+			defer c.Close()
+			return runInSession(cmd, c, rf, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&rf.dir, "mount", "", "the folder to run on (default: the current directory)")
+	f.StringArrayVar(&rf.include, "include", nil, "stage only files matching this doublestar glob (repeatable)")
+	f.StringArrayVar(&rf.exclude, "exclude", nil, "leave out files and folders matching this glob (repeatable)")
+	f.BoolVar(&rf.gitignore, "gitignore", false, "honour .gitignore files")
+	f.BoolVar(&rf.defaultExcludes, "default-excludes", false, "leave out .git, node_modules, build outputs and the like")
+	f.StringVar(&rf.id, "id", "", "the session's ID (default: the daemon picks one)")
+	f.StringVar(&rf.policy, "policy", "", "the session's policy preset (default, weakincentives, x07, aos)")
+	f.StringVar(&rf.ttl, "ttl", "24h", `how long the session is kept for vfsd apply ("never": until closed)`)
+	f.StringVar(&rf.sandbox, "sandbox", sandboxAuto, "auto, bwrap or namespace")
+	f.StringArrayVar(&rf.writable, "rw", nil, "a host path the command may write, bubblewrap only (repeatable)")
+	f.BoolVar(&rf.noNetwork, "no-network", false, "run without network, bubblewrap only")
+	f.BoolVar(&rf.asJSON, "json", false, "print the session, exit code and diff as JSON instead of text")
+	rf.pf.add(cmd)
+	return cmd
+}
+
+// runInSession stages the folder, runs argv on its mounted session and
+// reports the changes. Its error is an exitStatus carrying the status.
+func runInSession(cmd *cobra.Command, c *client.Client, rf *runFlags, argv []string) error {
+	ctx := cmd.Context()
+	stderr := cmd.ErrOrStderr()
+	dir, err := runDir(rf.dir)
+	if err != nil {
+		return usageError{err}
+	}
+	req := api.CreateSessionRequest{ID: rf.id, Policy: rf.policy, TTL: rf.ttl, Mounts: []api.Mount{{
+		HostPath: dir, MountPath: "/", Include: rf.include, Exclude: rf.exclude,
+		Gitignore: rf.gitignore, DefaultExcludes: rf.defaultExcludes}}}
+	var created *api.CreateSessionResponse
+	if pp := rf.pf.printer(cmd); pp != nil {
+		created, err = c.CreateSessionProgress(ctx, req, pp.show)
+		pp.done()
+	} else {
+		created, err = c.CreateSession(ctx, req)
+	}
+	if err != nil {
+		return exitStatus{exitRunFailed, fmt.Errorf("stage %s: %w", dir, err)}
+	}
+	id := created.Session.ID
+	fmt.Fprintf(stderr, "vfsd: session %s: %d files of %s; running %s\n", id, importedFiles(created), dir, strings.Join(argv, " "))
+
+	// Whatever happens to the command or to vfsd's context (an interrupt
+	// reaches the command too), the mount is taken down and the diff shown.
+	after := context.WithoutCancel(ctx)
+	status, runErr := runMounted(ctx, c, id, sandboxSpec{kind: rf.sandbox, workDir: dir, writable: rf.writable,
+		noNetwork: rf.noNetwork, env: append(os.Environ(), "VFSD_SESSION="+id), argv: argv},
+		cmd.InOrStdin(), cmd.OutOrStdout(), stderr)
+	if runErr != nil {
+		return exitStatus{status, fmt.Errorf("%w; the session is kept: vfsd session close %s drops it", runErr, id)}
+	}
+	diff, err := c.SessionDiff(after, id, client.DiffQuery{From: "import", To: "live", Text: true})
+	if err != nil {
+		return exitStatus{exitRunFailed, fmt.Errorf("diff session %s: %w", id, err)}
+	}
+	if rf.asJSON {
+		if err := (&output{w: cmd.OutOrStdout(), json: true}).print(runResult{Session: id, Dir: dir, ExitCode: status, Diff: diff}, nil); err != nil {
+			return exitStatus{exitRunFailed, err}
+		}
+	} else {
+		printRunReport(cmd.OutOrStdout(), stderr, id, dir, status, diff)
+	}
+	if status != 0 {
+		return exitStatus{code: status}
+	}
+	return nil
+}
+
+// runMounted mounts session id at a fresh directory, runs the sandboxed
+// command on it and unmounts it. It returns the command's exit status, or
+// an error (with the status to exit with) when the run could not happen.
+func runMounted(ctx context.Context, c *client.Client, id string, spec sandboxSpec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	mp, err := os.MkdirTemp("", "vfsd-run-")
+	if err != nil {
+		return exitRunFailed, fmt.Errorf("create a mount point: %w", err)
+	}
+	defer os.Remove(mp)
+	if _, err := c.Mount(ctx, id, api.MountRequest{Dir: mp}); err != nil {
+		return exitRunFailed, fmt.Errorf("mount session %s at %s: %w", id, mp, err)
+	}
+	defer func() {
+		if err := c.Unmount(context.WithoutCancel(ctx), id, mp); err != nil {
+			fmt.Fprintf(stderr, "vfsd: unmount %s: %v; run vfsd unmount %s\n", mp, err, mp)
+		}
+	}()
+	spec.mountpoint = mp
+	proc, err := spec.command()
+	if err != nil {
+		return exitRunFailed, err
+	}
+	proc.Stdin, proc.Stdout, proc.Stderr = stdin, stdout, stderr
+	err = proc.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return exitRunSignaled + int(ws.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	}
+	return exitRunCannot, fmt.Errorf("start %s: %w", spec.argv[0], err)
+}
+
+// runDir is the folder vfsd run stages: dir, else the working directory,
+// absolute and with symlinks resolved (the path the daemon checks against
+// its allowed roots).
+func runDir(dir string) (string, error) {
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
+	if err != nil {
+		return "", fmt.Errorf("--mount %s: %w", dir, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("--mount %s: not a directory", dir)
+	}
+	return abs, nil
+}
+
+func importedFiles(r *api.CreateSessionResponse) int64 {
+	if r.Import == nil {
+		return 0
+	}
+	return r.Import.Files
+}
+
+// printRunReport prints what the command changed (the diff on stdout, the
+// rest on stderr) and what to do next.
+func printRunReport(stdout, stderr io.Writer, id, dir string, status int, d *api.Diff) {
+	fmt.Fprintf(stderr, "vfsd: the command exited with status %d\n", status)
+	if len(d.Entries) == 0 {
+		fmt.Fprintf(stderr, "vfsd: no changes to %s; drop the session with: vfsd session close %s\n", dir, id)
+		return
+	}
+	for _, e := range d.Entries {
+		switch {
+		case e.Text != "":
+			io.WriteString(stdout, e.Text)
+			if !strings.HasSuffix(e.Text, "\n") {
+				io.WriteString(stdout, "\n")
+			}
+		case e.Kind != "dir":
+			fmt.Fprintf(stdout, "%s %s (%s, no text diff)\n", e.Change, e.Path, e.Kind)
+		}
+	}
+	fmt.Fprintf(stderr, "vfsd: session %s changed %s: %d added, %d modified, %d deleted\n", id, dir, d.Added, d.Modified, d.Deleted)
+	fmt.Fprintf(stderr, "  apply to %s:  vfsd apply %s   (preview: vfsd apply %s --dry-run)\n", dir, id, id)
+	fmt.Fprintf(stderr, "  drop:  vfsd session close %s\n", id)
+}
