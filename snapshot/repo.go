@@ -34,6 +34,8 @@ type Repo struct {
 	indexed  map[vfs.Hash]bool        // records whose manifests are indexed
 	slots    *slotPool                // prepared session directories
 
+	ownStore io.Closer // closed by Close: the store OpenLocalRepo opened
+
 	manifests manifestCache // recently written or read manifests
 
 	pins pinSet
@@ -125,7 +127,29 @@ func (r *Repo) Close() error {
 		errs = append(errs, s.Close())
 	}
 	r.sessions = map[string]*vfs.Session{}
+	if r.ownStore != nil {
+		errs = append(errs, r.ownStore.Close())
+		r.ownStore = nil
+	}
 	return errors.Join(errs...)
+}
+
+// OpenLocalRepo opens the repository kept whole in dir — a LocalStore in
+// dir/store, the sessions in dir/sessions — creating it if need be: what
+// a command or a benchmark working on a directory of its own wants.
+// Closing the repository closes its store too.
+func OpenLocalRepo(ctx context.Context, dir string, opts RepoOptions) (*Repo, error) {
+	store, err := OpenLocal(filepath.Join(dir, "store"))
+	if err != nil {
+		return nil, err
+	}
+	r, err := OpenRepo(ctx, store, filepath.Join(dir, "sessions"), opts)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	r.ownStore = store
+	return r, nil
 }
 
 var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)

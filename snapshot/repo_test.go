@@ -364,3 +364,24 @@ func TestSessionsAndErrors(t *testing.T) {
 	_, err = r.Resolve(ctx, "ab")
 	require.ErrorIs(t, err, vfs.ErrInvalid)
 }
+
+// TestOpenLocalRepo: a repository kept whole in one directory reopens with
+// its sessions, and closing it releases its store.
+func TestOpenLocalRepo(t *testing.T) {
+	dir := t.TempDir()
+	r, err := snapshot.OpenLocalRepo(ctx, dir, snapshot.RepoOptions{})
+	require.NoError(t, err)
+	s, err := r.NewSession(ctx, snapshot.SessionOptions{ID: "kept"})
+	require.NoError(t, err)
+	write(t, s, "a.txt", "kept\n")
+	_, err = snapshot.OpenLocalRepo(ctx, dir, snapshot.RepoOptions{})
+	require.Error(t, err, "the store is in use")
+	require.NoError(t, r.Close())
+
+	r, err = snapshot.OpenLocalRepo(ctx, dir, snapshot.RepoOptions{})
+	require.NoError(t, err, "Close released the store")
+	defer r.Close()
+	s, err = r.Session("kept")
+	require.NoError(t, err)
+	require.Equal(t, "kept\n", read(t, s, "a.txt"))
+}

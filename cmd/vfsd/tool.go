@@ -152,12 +152,7 @@ func runOnDir(ctx context.Context, dir, preset string, dryRun bool, out, errOut 
 		return err
 	}
 	defer os.RemoveAll(work)
-	store, err := snapshot.OpenLocal(filepath.Join(work, "store"))
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	repo, err := snapshot.OpenRepo(ctx, store, filepath.Join(work, "sessions"), snapshot.RepoOptions{})
+	repo, err := snapshot.OpenLocalRepo(ctx, work, snapshot.RepoOptions{})
 	if err != nil {
 		return err
 	}

@@ -101,12 +101,7 @@ func cowOnce(ctx context.Context, opts CowOptions, n int) (CowResult, error) {
 		return res, err
 	}
 	defer os.RemoveAll(root)
-	store, err := snapshot.OpenLocal(filepath.Join(root, "store"))
-	if err != nil {
-		return res, err
-	}
-	defer store.Close()
-	repo, err := snapshot.OpenRepo(ctx, store, filepath.Join(root, "sessions"), snapshot.RepoOptions{})
+	repo, err := snapshot.OpenLocalRepo(ctx, root, snapshot.RepoOptions{})
 	if err != nil {
 		return res, err
 	}
@@ -120,7 +115,7 @@ func cowOnce(ctx context.Context, opts CowOptions, n int) (CowResult, error) {
 	// The base workspace, imported in bulk as a host mount would be.
 	start := time.Now()
 	fmt.Fprintf(opts.Log, "building a workspace of %d files of %d KiB...\n", n, opts.SizeKB)
-	base, err := buildBase(ctx, repo, store, block, n, opts.Log)
+	base, err := buildBase(ctx, repo, repo.Store(), block, n, opts.Log)
 	if err != nil {
 		return res, err
 	}

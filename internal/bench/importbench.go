@@ -108,12 +108,7 @@ func Import(ctx context.Context, opts ImportOptions, out io.Writer) error {
 
 // importTwice imports tree into a fresh store under dir, then again.
 func importTwice(ctx context.Context, tree, dir string) (first, again time.Duration, rep *hostmount.Report, err error) {
-	store, err := snapshot.OpenLocal(filepath.Join(dir, "store"))
-	if err != nil {
-		return 0, 0, nil, err
-	}
-	defer store.Close()
-	repo, err := snapshot.OpenRepo(ctx, store, filepath.Join(dir, "sessions"), snapshot.RepoOptions{})
+	repo, err := snapshot.OpenLocalRepo(ctx, dir, snapshot.RepoOptions{})
 	if err != nil {
 		return 0, 0, nil, err
 	}

@@ -228,7 +228,7 @@ func Mount(ctx context.Context, opts MountOptions, out io.Writer) error {
 	sum := MountSummary{Summary: true, FasterThanLoopbackAllSteps: true, SlowerThanLoopback: []string{},
 		Tree: tree, Files: w.tree.Files, Dirs: w.tree.Dirs, Symlinks: w.tree.Symlinks, Bytes: w.tree.Bytes,
 		GrepMatches: w.grepRef, SedSubtree: w.sedDir, Repeats: opts.Repeats, WriteMB: opts.WriteMB, Creates: opts.Creates,
-		VfsdConfig:      vfsdConfig{CacheTimeoutS: mount.DefaultCacheTimeout.Seconds(), Options: "mount.Options{} (defaults)", Session: "empty: snapshot.OpenLocal + OpenRepo + NewSession"},
+		VfsdConfig:      vfsdConfig{CacheTimeoutS: mount.DefaultCacheTimeout.Seconds(), Options: "mount.Options{} (defaults)", Session: "empty: snapshot.OpenLocalRepo + NewSession"},
 		LoopbackConfig:  loopbackConfig{API: "go-fuse fs.NewLoopbackRoot + fs.Mount", DirectMount: true, EntryTimeoutS: loopbackTimeout.Seconds(), AttrTimeoutS: loopbackTimeout.Seconds(), MaxWriteBytes: loopbackMaxWrite, MaxReadAhead: "kernel default", Passthrough: "every open (LoopbackFile.PassthroughFd), where the kernel allows it"},
 		OverlayfsConfig: overlayCfg,
 		Workload:        w.describe(),
@@ -532,12 +532,7 @@ func (w *mountWorkload) newTarget(ctx context.Context, name string, round int) (
 		if err != nil {
 			return t, err
 		}
-		store, err := snapshot.OpenLocal(filepath.Join(dirs[0], "store"))
-		if err != nil {
-			return t, fmt.Errorf("open store: %w", err)
-		}
-		t.closers = append(t.closers, store.Close)
-		repo, err := snapshot.OpenRepo(ctx, store, filepath.Join(dirs[0], "sessions"), snapshot.RepoOptions{})
+		repo, err := snapshot.OpenLocalRepo(ctx, dirs[0], snapshot.RepoOptions{})
 		if err != nil {
 			return t, fmt.Errorf("open repo: %w", err)
 		}

@@ -162,13 +162,8 @@ type toolsEnv struct {
 }
 
 func newToolsEnv(ctx context.Context, tree, work string) (*toolsEnv, error) {
-	store, err := snapshot.OpenLocal(filepath.Join(work, "store"))
+	repo, err := snapshot.OpenLocalRepo(ctx, work, snapshot.RepoOptions{})
 	if err != nil {
-		return nil, err
-	}
-	repo, err := snapshot.OpenRepo(ctx, store, filepath.Join(work, "sessions"), snapshot.RepoOptions{})
-	if err != nil {
-		store.Close()
 		return nil, err
 	}
 	im, err := hostmount.New(hostmount.Options{Roots: []string{tree}})
@@ -180,7 +175,7 @@ func newToolsEnv(ctx context.Context, tree, work string) (*toolsEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &toolsEnv{repo: repo, s: s, report: rep, closeStores: func() { repo.Close(); store.Close() }}
+	e := &toolsEnv{repo: repo, s: s, report: rep, closeStores: func() { repo.Close() }}
 	if e.rg, err = tools.New(s, tools.Options{Blobs: repo.Blobs(), GrepEngine: "rg"}); err != nil {
 		return nil, err
 	}

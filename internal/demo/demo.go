@@ -84,12 +84,8 @@ func (d *tour) run(opts Options) error {
 	if err := writeTree(host, sample); err != nil {
 		return err
 	}
-	store, err := snapshot.OpenLocal(filepath.Join(d.dir, "store"))
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	if d.repo, err = snapshot.OpenRepo(d.ctx, store, filepath.Join(d.dir, "sessions"), snapshot.RepoOptions{}); err != nil {
+	var err error
+	if d.repo, err = snapshot.OpenLocalRepo(d.ctx, d.dir, snapshot.RepoOptions{}); err != nil {
 		return err
 	}
 	defer d.repo.Close()
