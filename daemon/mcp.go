@@ -28,13 +28,7 @@ func (d *Daemon) handleMCP(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	profile := r.URL.Query().Get("profile")
-	if profile == "" {
-		e.mu.Lock()
-		profile = e.meta.Profile
-		e.mu.Unlock()
-	}
-	h, err := d.mcpHandler(e, profile)
+	h, err := d.mcpHandler(e, e.profile(r))
 	if err != nil {
 		return err
 	}

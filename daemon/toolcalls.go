@@ -53,16 +53,21 @@ func (d *Daemon) handleToolList(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	profile := r.URL.Query().Get("profile")
-	if profile == "" {
-		e.mu.Lock()
-		profile = e.meta.Profile
-		e.mu.Unlock()
-	}
-	rendered, err := tools.Render(profile)
+	rendered, err := tools.Render(e.profile(r))
 	if err != nil {
 		return apiErr(api.CodeInvalidInput, "%v", err)
 	}
 	writeJSON(w, http.StatusOK, api.ToolList{Profile: rendered.Profile, Tools: rendered.Tools, Prompt: rendered.Prompt})
 	return nil
+}
+
+// profile is the tool profile a request asks for with ?profile=, else the
+// session's.
+func (e *entry) profile(r *http.Request) string {
+	if p := r.URL.Query().Get("profile"); p != "" {
+		return p
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.meta.Profile
 }
