@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"path"
 	"slices"
 	"strconv"
@@ -161,7 +162,11 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) error {
 	}
 	if a.dry {
 		a.plan(r, rel, e)
-	} else if err := a.write(parent, name, e); err != nil {
+	} else if err := a.write(parent, name, e, before, existed); errors.Is(err, errHostChanged) {
+		c.Conflict = "changed on the host while being applied; left as the host has it"
+		a.report.Conflicts = append(a.report.Conflicts, c)
+		return nil
+	} else if err != nil {
 		return fmt.Errorf("apply %s to %s: %w", e.Path, hp, err)
 	}
 	a.report.Applied = append(a.report.Applied, c)
@@ -260,13 +265,18 @@ func hashAt(parent int, name string) (vfs.Hash, error) {
 	return vfs.SumHash(h), nil
 }
 
-// write applies one entry beneath parent.
-func (a *applier) write(parent int, name string, e snapshot.DiffEntry) error {
+// errHostChanged reports a host path that changed between the conflict
+// check and the write: the write was undone, or never happened.
+var errHostChanged = errors.New("the host path changed while being applied")
+
+// write applies one entry beneath parent, where name was before (or
+// absent, when !existed) when the check passed.
+func (a *applier) write(parent int, name string, e snapshot.DiffEntry, before vfs.Node, existed bool) error {
 	switch actionOf(e) {
 	case "rmdir":
 		return unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
 	case "delete":
-		return unix.Unlinkat(parent, name, 0)
+		return a.deleteFile(parent, name, before)
 	case "mkdir":
 		n, err := a.s.Stat(a.ctx, e.Path)
 		if err != nil {
@@ -288,21 +298,102 @@ func (a *applier) write(parent int, name string, e snapshot.DiffEntry) error {
 		}
 		return unix.Symlinkat(target, parent, name)
 	}
-	return a.writeFile(parent, name, e.Path)
+	return a.writeFile(parent, name, e.Path, before, existed)
 }
 
 // writeFile writes the session's file p to name in parent through a
-// temporary file renamed into place.
-func (a *applier) writeFile(parent int, name string, p vfs.Path) error {
+// temporary file moved into place so that a host change racing the apply
+// is never overwritten: a new file must still be absent (the move does not
+// replace), and a modified one is exchanged with the host's and the host's
+// checked again once it is out of the way — if it changed meanwhile, the
+// exchange is undone and errHostChanged returned.
+func (a *applier) writeFile(parent int, name string, p vfs.Path, before vfs.Node, existed bool) error {
 	r, err := a.s.Open(a.ctx, p)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	tmp := "." + name + ".vfsd-" + strconv.FormatUint(r.Node.Ino, 36)
-	if len(tmp) > vfs.MaxSegmentBytes {
-		tmp = ".vfsd-apply-" + strconv.FormatUint(r.Node.Ino, 36)
+	tmp := tempName(name)
+	if err := a.writeTemp(parent, tmp, r); err != nil {
+		return err
 	}
+	if testHookBeforeMove != nil {
+		testHookBeforeMove(parent, name)
+	}
+	if !existed {
+		err := unix.Renameat2(parent, tmp, parent, name, unix.RENAME_NOREPLACE)
+		if errors.Is(err, unix.EEXIST) {
+			err = errHostChanged
+		}
+		if err != nil {
+			_ = unix.Unlinkat(parent, tmp, 0)
+		}
+		return err
+	}
+	switch err := unix.Renameat2(parent, tmp, parent, name, unix.RENAME_EXCHANGE); {
+	case errors.Is(err, unix.ENOENT):
+		_ = unix.Unlinkat(parent, tmp, 0)
+		return errHostChanged
+	case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS):
+		// A file system without exchange: replace, as checked just before.
+		err = unix.Renameat(parent, tmp, parent, name)
+		if err != nil {
+			_ = unix.Unlinkat(parent, tmp, 0)
+		}
+		return err
+	case err != nil:
+		_ = unix.Unlinkat(parent, tmp, 0)
+		return err
+	}
+	// tmp is now the host's file as it was at the exchange.
+	if a.conflict(parent, tmp, before, true) != "" {
+		if err := unix.Renameat2(parent, tmp, parent, name, unix.RENAME_EXCHANGE); err != nil {
+			return fmt.Errorf("%w; the host's version is at %s: %v", errHostChanged, tmp, err)
+		}
+		_ = unix.Unlinkat(parent, tmp, 0)
+		return errHostChanged
+	}
+	return unix.Unlinkat(parent, tmp, 0)
+}
+
+// deleteFile removes name from parent unless the host changed it: the
+// file is moved aside, checked, and then removed or moved back.
+func (a *applier) deleteFile(parent int, name string, before vfs.Node) error {
+	tmp := tempName(name)
+	if testHookBeforeMove != nil {
+		testHookBeforeMove(parent, name)
+	}
+	switch err := unix.Renameat2(parent, name, parent, tmp, unix.RENAME_NOREPLACE); {
+	case errors.Is(err, unix.ENOENT):
+		return errHostChanged
+	case err != nil:
+		return err
+	}
+	if a.conflict(parent, tmp, before, true) != "" {
+		if err := unix.Renameat2(parent, tmp, parent, name, unix.RENAME_NOREPLACE); err != nil {
+			return fmt.Errorf("%w; the host's version is at %s: %v", errHostChanged, tmp, err)
+		}
+		return errHostChanged
+	}
+	return unix.Unlinkat(parent, tmp, 0)
+}
+
+// tempName is a fresh name for apply's temporary file beside name.
+func tempName(name string) string {
+	suffix := ".vfsd-" + strconv.FormatUint(rand.Uint64(), 36)
+	if len(name)+1+len(suffix) > vfs.MaxSegmentBytes {
+		return suffix
+	}
+	return "." + name + suffix
+}
+
+// testHookBeforeMove, if set, is called after a file's check and before
+// apply moves it: the worst moment for a host change.
+var testHookBeforeMove func(parent int, name string)
+
+// writeTemp writes r's content to a new file tmp in parent, synced, with
+// r's permissions.
+func (a *applier) writeTemp(parent int, tmp string, r *vfs.Reader) error {
 	fd, err := unix.Openat(parent, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(r.Node.Mode.Perm()))
 	if err != nil {
 		return err
@@ -317,9 +408,6 @@ func (a *applier) writeFile(parent int, name string, p vfs.Path) error {
 	}
 	if err == nil {
 		err = unix.Fchmodat(parent, tmp, uint32(r.Node.Mode.Perm()), 0)
-	}
-	if err == nil {
-		err = unix.Renameat(parent, tmp, parent, name)
 	}
 	if err != nil {
 		_ = unix.Unlinkat(parent, tmp, 0)

@@ -96,3 +96,78 @@ func TestApplyBackToHost(t *testing.T) {
 	leftovers, _ := filepath.Glob(filepath.Join(e.root, "proj", ".*.vfsd-*"))
 	require.Empty(t, leftovers)
 }
+
+// TestApplyRacingHost changes each host file at the worst moment — after
+// apply checked it, before apply moves it — and requires the host's change
+// to survive and be reported as a conflict.
+func TestApplyRacingHost(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(w func(p, content string), rm func(p string))
+		race  func(hostPath string)
+		want  map[string]string // the host afterwards; "" for absent
+	}{
+		{
+			name:  "modified file edited in place",
+			setup: func(w func(p, c string), _ func(string)) { w("f.txt", "session\n") },
+			race:  func(hp string) { require.NoError(t, os.WriteFile(hp, []byte("host\n"), 0o644)) },
+			want:  map[string]string{"f.txt": "host\n"},
+		},
+		{
+			name:  "modified file removed",
+			setup: func(w func(p, c string), _ func(string)) { w("f.txt", "session\n") },
+			race:  func(hp string) { require.NoError(t, os.Remove(hp)) },
+			want:  map[string]string{"f.txt": ""},
+		},
+		{
+			name:  "added file created on the host",
+			setup: func(w func(p, c string), _ func(string)) { w("new.txt", "session\n") },
+			race:  func(hp string) { require.NoError(t, os.WriteFile(hp, []byte("host\n"), 0o644)) },
+			want:  map[string]string{"new.txt": "host\n"},
+		},
+		{
+			name:  "deleted file edited on the host",
+			setup: func(_ func(p, c string), rm func(string)) { rm("f.txt") },
+			race:  func(hp string) { require.NoError(t, os.WriteFile(hp, []byte("host\n"), 0o644)) },
+			want:  map[string]string{"f.txt": "host\n"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write("proj/f.txt", "base\n")
+			mounts := []Mount{{HostPath: filepath.Join(e.root, "proj"), MountPath: "/"}}
+			s, rep, err := e.im.Stage(ctx, e.repo, snapshot.SessionOptions{}, mounts, nil)
+			require.NoError(t, err)
+			tc.setup(func(p, content string) {
+				_, err := s.WriteFile(ctx, vfs.MustPath(p), strings.NewReader(content), vfs.WriteOptions{})
+				require.NoError(t, err)
+			}, func(p string) {
+				require.NoError(t, s.Remove(ctx, vfs.MustPath(p), vfs.RemoveOptions{}))
+			})
+			raced := 0
+			testHookBeforeMove = func(parent int, name string) {
+				raced++
+				tc.race(filepath.Join(e.root, "proj", name))
+			}
+			defer func() { testHookBeforeMove = nil }()
+
+			got, err := e.im.Apply(ctx, e.repo, rep.Snapshot, s, mounts, ApplyOptions{})
+			require.NoError(t, err)
+			require.Equal(t, 1, raced)
+			require.Empty(t, got.Applied)
+			require.Len(t, got.Conflicts, 1)
+			require.Contains(t, got.Conflicts[0].Conflict, "while being applied")
+			for p, want := range tc.want {
+				b, err := os.ReadFile(filepath.Join(e.root, "proj", p))
+				if want == "" {
+					require.ErrorIs(t, err, os.ErrNotExist)
+					continue
+				}
+				require.NoError(t, err)
+				require.Equal(t, want, string(b))
+			}
+			leftovers, _ := filepath.Glob(filepath.Join(e.root, "proj", ".*.vfsd-*"))
+			require.Empty(t, leftovers)
+		})
+	}
+}
