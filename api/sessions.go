@@ -125,10 +125,12 @@ type SessionList struct {
 	Sessions []Session `json:"sessions"`
 }
 
-// Progress is how far an import has come. During the scan the totals are
-// not known yet (zero).
+// Progress is how far a long operation has come: an import ("scan", when
+// the totals are not known yet and are zero, then "import"), or a
+// snapshot sealing the files written since the last one into blobs
+// ("seal").
 type Progress struct {
-	Phase      string `json:"phase"` // "scan" or "import"
+	Phase      string `json:"phase"` // "scan", "import" or "seal"
 	Files      int64  `json:"files"`
 	FilesTotal int64  `json:"files_total"`
 	Bytes      int64  `json:"bytes"`

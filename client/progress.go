@@ -26,6 +26,13 @@ func (c *Client) ResetSessionProgress(ctx context.Context, id string, progress f
 	return &out, c.doProgress(ctx, "/v1/sessions/"+esc(id)+"/reset", nil, &out, progress)
 }
 
+// CreateSnapshotProgress is CreateSnapshot that calls progress as the
+// files written since the session's last snapshot are sealed into blobs.
+func (c *Client) CreateSnapshotProgress(ctx context.Context, session, label string, progress func(api.Progress)) (*api.Snapshot, error) {
+	var out api.Snapshot
+	return &out, c.doProgress(ctx, "/v1/sessions/"+esc(session)+"/snapshots", api.SnapshotRequest{Label: label}, &out, progress)
+}
+
 // doProgress POSTs with ?progress=true and reads the stream of
 // api.ProgressLine: progress to progress, the result into out.
 func (c *Client) doProgress(ctx context.Context, path string, in, out any, progress func(api.Progress)) error {

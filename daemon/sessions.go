@@ -153,7 +153,7 @@ func (d *Daemon) startingPoint(ctx context.Context, req api.CreateSessionRequest
 			return nil, err
 		}
 		m.Mounts = fromAPIMounts(req.Mounts)
-		snap, rep, err := im.Import(ctx, d.repo, m.Mounts, progress)
+		snap, rep, err := im.Import(ctx, d.repo, m.Mounts, progress.imports())
 		if err != nil {
 			return nil, fmt.Errorf("stage the mounts: %w", err)
 		}
@@ -228,7 +228,7 @@ func (d *Daemon) resetSession(ctx context.Context, e *entry, progress progressFu
 		if err != nil {
 			return nil, err
 		}
-		rep, err := im.Restage(ctx, d.repo, e.s, mounts, progress)
+		rep, err := im.Restage(ctx, d.repo, e.s, mounts, progress.imports())
 		if err != nil {
 			return nil, fmt.Errorf("reset %s: import the mounts again: %w", e.id, err)
 		}

@@ -72,12 +72,13 @@ func (d *Daemon) handleCreateSnapshot(w http.ResponseWriter, r *http.Request) er
 	if err := decodeBody(w, r, &req); err != nil {
 		return err
 	}
-	snap, err := d.repo.Snapshot(r.Context(), e.s, req.Label)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, snapshotView(snap))
-	return nil
+	return respondWithProgress(w, r, http.StatusCreated, func(progress progressFunc) (any, error) {
+		snap, err := d.repo.Snapshot(progress.seals(r.Context()), e.s, req.Label)
+		if err != nil {
+			return nil, err
+		}
+		return snapshotView(snap), nil
+	})
 }
 
 func (d *Daemon) handleSessionSnapshots(w http.ResponseWriter, r *http.Request) error {

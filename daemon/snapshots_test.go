@@ -2,12 +2,14 @@ package daemon_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
+	"github.com/vfsd/vfsd/vfs"
 )
 
 func TestSnapshotsForksDiffs(t *testing.T) {
@@ -105,4 +107,33 @@ func TestSnapshotsForksDiffs(t *testing.T) {
 	require.Positive(t, rep.Scanned)
 	r = call(t, c, "w2", "read_file", `{"path":"c.txt"}`, "ok")
 	require.Equal(t, "sea\n", r["inline_text"], "GC keeps what sessions reference")
+}
+
+// TestSnapshotProgress streams a snapshot's sealing of files written
+// through handles (as the FUSE mount writes), then its result.
+func TestSnapshotProgress(t *testing.T) {
+	s := start(t, newConfig(t))
+	ctx := context.Background()
+	_, err := s.c.CreateSession(ctx, api.CreateSessionRequest{ID: "p"})
+	require.NoError(t, err)
+	ts, err := s.d.Toolset("p")
+	require.NoError(t, err)
+	for _, name := range []string{"a.bin", "b.bin", "c.bin"} {
+		h, err := ts.Session().OpenFile(ctx, vfs.MustPath(name), os.O_RDWR|os.O_CREATE, 0)
+		require.NoError(t, err)
+		_, err = h.WriteAt(make([]byte, 4096), 0)
+		require.NoError(t, err)
+		require.NoError(t, h.Close())
+	}
+	var seen []api.Progress
+	snap, err := s.c.CreateSnapshotProgress(ctx, "p", "with progress", func(p api.Progress) { seen = append(seen, p) })
+	require.NoError(t, err)
+	require.Equal(t, "with progress", snap.Label)
+	require.Equal(t, int64(3), snap.Files)
+	require.NotEmpty(t, seen)
+	last := seen[len(seen)-1]
+	require.Equal(t, api.Progress{Phase: "seal", Files: 3, FilesTotal: 3, Bytes: 3 * 4096, BytesTotal: 3 * 4096}, last)
+
+	_, err = s.c.CreateSnapshotProgress(ctx, "nope", "", nil)
+	requireCode(t, err, api.CodeNotFound)
 }

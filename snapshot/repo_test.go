@@ -385,3 +385,31 @@ func TestOpenLocalRepo(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "kept\n", read(t, s, "a.txt"))
 }
+
+// TestSnapshotSealProgress: a snapshot reports sealing the files written
+// through handles since the last one, from none to all.
+func TestSnapshotSealProgress(t *testing.T) {
+	r, _, _ := newRepo(t)
+	s, err := r.NewSession(ctx, snapshot.SessionOptions{})
+	require.NoError(t, err)
+	for i := range 5 {
+		handleWrite(t, s, fmt.Sprintf("f%d.bin", i), 0, strings.Repeat("x", 1000*(i+1)))
+	}
+	var got []vfs.SealProgress
+	var mu sync.Mutex
+	pctx := vfs.WithSealProgress(ctx, func(p vfs.SealProgress) {
+		mu.Lock()
+		got = append(got, p)
+		mu.Unlock()
+	})
+	_, err = r.Snapshot(pctx, s, "")
+	require.NoError(t, err)
+	require.Len(t, got, 6, "once before the first file, then once per file")
+	require.Equal(t, vfs.SealProgress{FilesTotal: 5, BytesTotal: 15000}, got[0])
+	require.Equal(t, vfs.SealProgress{Files: 5, FilesTotal: 5, Bytes: 15000, BytesTotal: 15000}, got[5])
+
+	got = nil
+	_, err = r.Snapshot(pctx, s, "")
+	require.NoError(t, err)
+	require.Empty(t, got, "nothing written since: nothing to seal, no progress")
+}

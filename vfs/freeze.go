@@ -96,6 +96,7 @@ func (s *Session) sealAll(ctx context.Context, files []frozenFile) ([]Seal, []fu
 		mu       sync.Mutex
 		firstErr error
 	)
+	report := sealReporter(ctx, files)
 	work := make(chan int)
 	for range min(len(files), 2*runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
@@ -127,6 +128,7 @@ func (s *Session) sealAll(ctx context.Context, files []frozenFile) ([]Seal, []fu
 				}
 				unpins[i] = unpin
 				seals[i] = Seal{Path: ff.path, Ino: ff.node.Ino, Upper: ff.node.Upper, Blob: h, Encoding: sn.Encoding()}
+				report(size)
 			}
 		})
 	}
@@ -326,4 +328,43 @@ func (s *Session) Reset(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.removeStrayUppersLocked()
+}
+
+// SealProgress tells how far a snapshot has come in sealing the session's
+// copied-up files into blobs: the part of a snapshot that grows with what
+// was written since the last one.
+type SealProgress struct {
+	Files, FilesTotal int
+	Bytes, BytesTotal int64
+}
+
+type sealProgressKey struct{}
+
+// WithSealProgress returns a context under which Freeze (and so a
+// snapshot) calls fn as it seals files: once before the first, then after
+// each. Calls are serialised; fn must be quick.
+func WithSealProgress(ctx context.Context, fn func(SealProgress)) context.Context {
+	return context.WithValue(ctx, sealProgressKey{}, fn)
+}
+
+// sealReporter returns the function sealAll calls after sealing a file of
+// size bytes: it reports to ctx's WithSealProgress callback, if any.
+func sealReporter(ctx context.Context, files []frozenFile) func(size int64) {
+	fn, _ := ctx.Value(sealProgressKey{}).(func(SealProgress))
+	if fn == nil || len(files) == 0 {
+		return func(int64) {}
+	}
+	var mu sync.Mutex
+	p := SealProgress{FilesTotal: len(files)}
+	for _, ff := range files {
+		p.BytesTotal += ff.node.Size
+	}
+	fn(p)
+	return func(size int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		p.Files++
+		p.Bytes += size
+		fn(p)
+	}
 }

@@ -16,7 +16,7 @@ import (
 type progressFlag struct{ on bool }
 
 func (pf *progressFlag) add(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&pf.on, "progress", false, "show import progress on stderr (default: when stderr is a terminal)")
+	cmd.Flags().BoolVar(&pf.on, "progress", false, "show progress on stderr (default: when stderr is a terminal)")
 }
 
 // printer returns the progress callback for cmd, or nil for none.
@@ -45,8 +45,12 @@ type progressPrinter struct {
 
 func (p *progressPrinter) show(pr api.Progress) {
 	p.printed = true
-	if pr.Phase == "scan" {
+	switch pr.Phase {
+	case "scan":
 		fmt.Fprintf(p.w, "\rscanning: %d files, %s      ", pr.Files, sizeText(pr.Bytes))
+		return
+	case "seal":
+		fmt.Fprintf(p.w, "\rsealing written files: %d/%d files, %s/%s      ", pr.Files, pr.FilesTotal, sizeText(pr.Bytes), sizeText(pr.BytesTotal))
 		return
 	}
 	fmt.Fprintf(p.w, "\rimporting: %d/%d files, %s/%s      ", pr.Files, pr.FilesTotal, sizeText(pr.Bytes), sizeText(pr.BytesTotal))

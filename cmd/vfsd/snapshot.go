@@ -27,13 +27,23 @@ func newSnapshotCmd(g *globalFlags) *cobra.Command {
 }
 
 func newSnapshotCreateCmd(g *globalFlags) *cobra.Command {
-	var label string
+	var (
+		label string
+		pf    progressFlag
+	)
 	cmd := remoteCmd(g, &cobra.Command{
 		Use:   "create SESSION [--label TEXT]",
 		Short: "Snapshot a session's current state",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
-		snap, err := c.CreateSnapshot(cmd.Context(), args[0], label)
+		var snap *api.Snapshot
+		var err error
+		if pp := pf.printer(cmd); pp != nil {
+			snap, err = c.CreateSnapshotProgress(cmd.Context(), args[0], label, pp.show)
+			pp.done()
+		} else {
+			snap, err = c.CreateSnapshot(cmd.Context(), args[0], label)
+		}
 		if err != nil {
 			return err
 		}
@@ -42,6 +52,7 @@ func newSnapshotCreateCmd(g *globalFlags) *cobra.Command {
 		})
 	})
 	cmd.Flags().StringVar(&label, "label", "", "a note to remember the snapshot by")
+	pf.add(cmd)
 	return cmd
 }
 
