@@ -68,8 +68,14 @@ func TestSnapshotRestoreForkIsolation(t *testing.T) {
 	require.Equal(t, "first", snap.Record.Label)
 	require.Equal(t, "origin", snap.Record.Session)
 	require.Equal(t, snap.ID, s.Info().Ref)
-	upper, _ := os.ReadDir(filepath.Join(s.Dir(), "upper"))
-	require.Empty(t, upper, "the snapshot sealed the handle-written file into a blob")
+	sealed, err := s.Stat(ctx, p("data.bin"))
+	require.NoError(t, err)
+	require.Zero(t, sealed.Upper, "the snapshot sealed the handle-written file into a blob")
+	require.False(t, sealed.Blob.IsZero())
+	require.Eventually(t, func() bool {
+		upper, err := os.ReadDir(filepath.Join(s.Dir(), "upper"))
+		return err == nil && len(upper) == 0
+	}, 10*time.Second, 10*time.Millisecond, "and removed its upper file (in the background)")
 	require.Equal(t, "through a handle", read(t, s, "data.bin"))
 
 	write(t, s, "README", "v2")
@@ -413,3 +419,4 @@ func TestSnapshotSealProgress(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, got, "nothing written since: nothing to seal, no progress")
 }
+

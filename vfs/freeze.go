@@ -294,6 +294,7 @@ func (s *Session) restore(ctx context.Context, t Tree, id string, initial bool) 
 	for id := range s.uppers {
 		s.dropUpperLocked(id)
 	}
+	s.removals.wait() // a restored session's upper directory is clean
 	s.restoredLocked(t, e, seq)
 	s.mu.Unlock()
 	s.freezeMu.Unlock()

@@ -73,6 +73,7 @@ type Session struct {
 	ref        string                // snapshot the dirty set is relative to
 	dirty      map[Path]dirtyMark    // what changed since ref
 	uppers     map[uint64]*upperFile // upper files the tree references
+	removals   remover               // unlinks dropped upper files
 	upperSeq   atomic.Uint64         // last upper file number handed out
 	handles    map[uint64][]*Handle  // open handles by inode
 	detached   map[*Handle]struct{}  // open handles whose file left the tree
@@ -428,6 +429,7 @@ func (s *Session) Close() error {
 	for h := range s.detached {
 		h.releaseOrphan()
 	}
+	s.removals.close()
 	return s.journal.Close()
 }
 

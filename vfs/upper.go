@@ -226,17 +226,19 @@ func (s *Session) registerLocked(uf *upperFile) {
 }
 
 // dropUpperLocked records that the tree no longer references upper file id:
-// the file is closed and removed unless a detached handle still holds it.
+// the file is closed and removed (in the background) unless a detached
+// handle still holds it.
 func (s *Session) dropUpperLocked(id uint64) {
 	uf := s.uppers[id]
 	if uf == nil {
-		_ = os.Remove(s.upperPath(id))
+		s.removals.remove(s.upperPath(id))
 		return
 	}
 	delete(s.uppers, id)
 	uf.inTree = false
 	if uf.refs == 0 {
-		uf.close(true)
+		uf.close(false)
+		s.removals.remove(uf.path)
 	}
 }
 
