@@ -33,7 +33,9 @@ func (m *Mount) open(ctx context.Context, p vfs.Path, flags int, perm fs.FileMod
 			return nil, 0, syscall.ENOENT
 		}
 		f := &roFile{r: r, passthrough: m.opts.Passthrough}
-		return f, fuse.FOPEN_KEEP_CACHE, 0
+		// A read-only open has nothing to flush: NOFLUSH spares close(2)
+		// its FLUSH round trip (no POSIX locks are served either).
+		return f, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
 	}
 	vflags := flags & (os.O_WRONLY | os.O_RDWR | os.O_CREATE | os.O_EXCL | os.O_TRUNC | os.O_APPEND)
 	h, err := m.s.OpenFile(ctx, p, vflags, perm)
