@@ -36,6 +36,7 @@ const (
 	targetNative    = "native"
 	targetVfsd      = "vfsd"
 	targetLoopback  = "loopback"
+	targetLoopNoPT  = "loopback_nopt" // the loopback without passthrough
 	targetOverlayfs = "overlayfs"
 )
 
@@ -98,8 +99,12 @@ type MountStep struct {
 	NativeS        float64  `json:"native_s"`
 	VfsdS          float64  `json:"vfsd_s"`
 	LoopbackS      float64  `json:"loopback_s"`
+	// LoopbackNoPTS is go-fuse's loopback serving every read and write
+	// itself (no passthrough), as vfsd does.
+	LoopbackNoPTS  float64  `json:"loopback_nopt_s"`
 	OverlayfsS     *float64 `json:"overlayfs_s"` // null when fuse-overlayfs is not available
 	VfsdVsLoopback float64  `json:"vfsd_vs_loopback"`
+	VfsdVsLoopNoPT float64  `json:"vfsd_vs_loopback_nopt"`
 	VfsdVsNative   float64  `json:"vfsd_vs_native"`
 	// CacheNote says how seq_read's file left the page cache.
 	CacheNote string `json:"cache_note,omitempty"`
@@ -118,6 +123,11 @@ type MountSummary struct {
 	LoopbackTotalS      float64  `json:"loopback_total_s"`
 	OverlayfsTotalS     *float64 `json:"overlayfs_total_s"`
 	VfsdVsLoopbackTotal float64  `json:"vfsd_vs_loopback_total"`
+	LoopbackNoPTTotalS  float64  `json:"loopback_nopt_total_s"`
+	VfsdVsLoopNoPTTotal float64  `json:"vfsd_vs_loopback_nopt_total"`
+	// SlowerThanLoopNoPT lists the steps where vfsd was slower than the
+	// loopback without passthrough.
+	SlowerThanLoopNoPT []string `json:"slower_than_loopback_nopt"`
 	Tree                string   `json:"tree"`
 	Files               int64    `json:"files"`
 	Dirs                int64    `json:"dirs"`
@@ -183,7 +193,7 @@ func Mount(ctx context.Context, opts MountOptions, out io.Writer) error {
 	defer os.RemoveAll(work)
 	w := &mountWorkload{opts: opts, work: work, tarball: filepath.Join(work, "src.tar"), grepRef: -1, sedDir: "."}
 
-	targets := []string{targetNative, targetVfsd, targetLoopback}
+	targets := []string{targetNative, targetVfsd, targetLoopback, targetLoopNoPT}
 	overlayCfg := overlayfsConfig{Command: "fuse-overlayfs -o lowerdir=L,upperdir=U,workdir=W MNT (L empty); fusermount3 -u MNT"}
 	if err := w.overlayfsWorks(ctx); err != nil {
 		overlayCfg.Reason = err.Error()
@@ -225,11 +235,11 @@ func Mount(ctx context.Context, opts MountOptions, out io.Writer) error {
 
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	sum := MountSummary{Summary: true, FasterThanLoopbackAllSteps: true, SlowerThanLoopback: []string{},
+	sum := MountSummary{Summary: true, FasterThanLoopbackAllSteps: true, SlowerThanLoopback: []string{}, SlowerThanLoopNoPT: []string{},
 		Tree: tree, Files: w.tree.Files, Dirs: w.tree.Dirs, Symlinks: w.tree.Symlinks, Bytes: w.tree.Bytes,
 		GrepMatches: w.grepRef, SedSubtree: w.sedDir, Repeats: opts.Repeats, WriteMB: opts.WriteMB, Creates: opts.Creates,
 		VfsdConfig:      vfsdConfig{CacheTimeoutS: mount.DefaultCacheTimeout.Seconds(), Options: "mount.Options{} (defaults)", Session: "empty: snapshot.OpenLocalRepo + NewSession"},
-		LoopbackConfig:  loopbackConfig{API: "go-fuse fs.NewLoopbackRoot + fs.Mount", DirectMount: true, EntryTimeoutS: loopbackTimeout.Seconds(), AttrTimeoutS: loopbackTimeout.Seconds(), MaxWriteBytes: loopbackMaxWrite, MaxReadAhead: "kernel default", Passthrough: "every open (LoopbackFile.PassthroughFd), where the kernel allows it"},
+		LoopbackConfig:  loopbackConfig{API: "go-fuse fs.NewLoopbackRoot + fs.Mount", DirectMount: true, EntryTimeoutS: loopbackTimeout.Seconds(), AttrTimeoutS: loopbackTimeout.Seconds(), MaxWriteBytes: loopbackMaxWrite, MaxReadAhead: "kernel default", Passthrough: "loopback: every open (LoopbackFile.PassthroughFd), where the kernel allows it; loopback_nopt: none (PassthroughFd declines), the same otherwise"},
 		OverlayfsConfig: overlayCfg,
 		Workload:        w.describe(),
 		Filesystem:      w.fsNote,
@@ -245,7 +255,8 @@ func Mount(ctx context.Context, opts MountOptions, out io.Writer) error {
 			totals[name] += med[name]
 		}
 		line := MountStep{Step: step, NativeS: secs(med[targetNative]), VfsdS: secs(med[targetVfsd]), LoopbackS: secs(med[targetLoopback]),
-			VfsdVsLoopback: ratio(med[targetVfsd], med[targetLoopback]), VfsdVsNative: ratio(med[targetVfsd], med[targetNative])}
+			VfsdVsLoopback: ratio(med[targetVfsd], med[targetLoopback]), VfsdVsNative: ratio(med[targetVfsd], med[targetNative]),
+			LoopbackNoPTS: secs(med[targetLoopNoPT]), VfsdVsLoopNoPT: ratio(med[targetVfsd], med[targetLoopNoPT])}
 		if d, ok := med[targetOverlayfs]; ok {
 			v := secs(d)
 			line.OverlayfsS = &v
@@ -256,6 +267,9 @@ func Mount(ctx context.Context, opts MountOptions, out io.Writer) error {
 		if med[targetVfsd] >= med[targetLoopback] {
 			sum.FasterThanLoopbackAllSteps = false
 			sum.SlowerThanLoopback = append(sum.SlowerThanLoopback, step)
+		}
+		if med[targetVfsd] >= med[targetLoopNoPT] {
+			sum.SlowerThanLoopNoPT = append(sum.SlowerThanLoopNoPT, step)
 		}
 		switch step {
 		case stepSeqWrite:
@@ -273,6 +287,8 @@ func Mount(ctx context.Context, opts MountOptions, out io.Writer) error {
 		sum.OverlayfsTotalS = &v
 	}
 	sum.VfsdVsLoopbackTotal = ratio(totals[targetVfsd], totals[targetLoopback])
+	sum.LoopbackNoPTTotalS = secs(totals[targetLoopNoPT])
+	sum.VfsdVsLoopNoPTTotal = ratio(totals[targetVfsd], totals[targetLoopNoPT])
 	if opts.CPUProfile != "" {
 		sum.CPUProfilesWrittenTo = opts.CPUProfile + "-<target>-<step>.pprof"
 	}
@@ -546,12 +562,16 @@ func (w *mountWorkload) newTarget(ctx context.Context, name string, round int) (
 		}
 		t.closers = append(t.closers, m.Unmount)
 		t.dir = dirs[1]
-	case targetLoopback:
+	case targetLoopback, targetLoopNoPT:
 		dirs, err := mkdirs("backing", "mnt")
 		if err != nil {
 			return t, err
 		}
-		rootNode, err := gofs.NewLoopbackRoot(dirs[0])
+		newRoot := gofs.NewLoopbackRoot
+		if name == targetLoopNoPT {
+			newRoot = newNoPassthroughRoot
+		}
+		rootNode, err := newRoot(dirs[0])
 		if err != nil {
 			return t, fmt.Errorf("loopback of %s: %w", dirs[0], err)
 		}
@@ -705,7 +725,7 @@ func (w *mountWorkload) runStep(t *target, st mountStep, round int) (time.Durati
 // profile starts a CPU profile of a step on an in-process target, when
 // asked for, and returns what stops it.
 func (w *mountWorkload) profile(target, step string, round int) (stop func() error, err error) {
-	if w.opts.CPUProfile == "" || (target != targetVfsd && target != targetLoopback) {
+	if w.opts.CPUProfile == "" || (target != targetVfsd && target != targetLoopback && target != targetLoopNoPT) {
 		return func() error { return nil }, nil
 	}
 	name := fmt.Sprintf("%s-%s-%s", w.opts.CPUProfile, target, step)

@@ -74,8 +74,8 @@ func TestMountSmoke(t *testing.T) {
 		line := &lines[i]
 		require.NoError(t, dec.Decode(line))
 		require.Equal(t, step, line.Step)
-		for name, v := range map[string]float64{"native": line.NativeS, "vfsd": line.VfsdS, "loopback": line.LoopbackS} {
-			require.GreaterOrEqual(t, v, 0.0, "%s on %s", step, name)
+		for name, v := range map[string]float64{"native": line.NativeS, "vfsd": line.VfsdS, "loopback": line.LoopbackS, "loopback_nopt": line.LoopbackNoPTS} {
+			require.Positive(t, v, "%s on %s", step, name)
 		}
 		require.Equal(t, step == stepSeqRead, line.CacheNote != "", step)
 	}
@@ -97,7 +97,8 @@ func TestMountSmoke(t *testing.T) {
 	require.Positive(t, sum.SeqWriteVsNative)
 	require.False(t, dec.More(), "nothing after the summary")
 
-	for _, target := range []string{targetVfsd, targetLoopback} {
+	require.Positive(t, sum.LoopbackNoPTTotalS)
+	for _, target := range []string{targetVfsd, targetLoopback, targetLoopNoPT} {
 		fi, err := os.Stat(fmt.Sprintf("%s-%s-%s.pprof", profile, target, stepUntar))
 		require.NoError(t, err)
 		require.Positive(t, fi.Size())
