@@ -95,10 +95,10 @@ type MountOptions struct {
 // MountStep is one line of `vfsd bench mount`: the median time of one step
 // on each target, in seconds.
 type MountStep struct {
-	Step           string   `json:"step"`
-	NativeS        float64  `json:"native_s"`
-	VfsdS          float64  `json:"vfsd_s"`
-	LoopbackS      float64  `json:"loopback_s"`
+	Step      string  `json:"step"`
+	NativeS   float64 `json:"native_s"`
+	VfsdS     float64 `json:"vfsd_s"`
+	LoopbackS float64 `json:"loopback_s"`
 	// LoopbackNoPTS is go-fuse's loopback serving every read and write
 	// itself (no passthrough), as vfsd does.
 	LoopbackNoPTS  float64  `json:"loopback_nopt_s"`
@@ -128,19 +128,19 @@ type MountSummary struct {
 	// SlowerThanLoopNoPT lists the steps where vfsd was slower than the
 	// loopback without passthrough.
 	SlowerThanLoopNoPT []string `json:"slower_than_loopback_nopt"`
-	Tree                string   `json:"tree"`
-	Files               int64    `json:"files"`
-	Dirs                int64    `json:"dirs"`
-	Symlinks            int64    `json:"symlinks"`
-	Bytes               int64    `json:"bytes"`
-	GrepMatches         int      `json:"grep_matches"`
-	SedSubtree          string   `json:"sed_subtree"`
-	Repeats             int      `json:"repeats"`
-	WriteMB             int      `json:"write_mb"`
-	Creates             int      `json:"creates"`
-	VfsdConfig          any      `json:"vfsd_config"`
-	LoopbackConfig      any      `json:"loopback_config"`
-	OverlayfsConfig     any      `json:"overlayfs_config"`
+	Tree               string   `json:"tree"`
+	Files              int64    `json:"files"`
+	Dirs               int64    `json:"dirs"`
+	Symlinks           int64    `json:"symlinks"`
+	Bytes              int64    `json:"bytes"`
+	GrepMatches        int      `json:"grep_matches"`
+	SedSubtree         string   `json:"sed_subtree"`
+	Repeats            int      `json:"repeats"`
+	WriteMB            int      `json:"write_mb"`
+	Creates            int      `json:"creates"`
+	VfsdConfig         any      `json:"vfsd_config"`
+	LoopbackConfig     any      `json:"loopback_config"`
+	OverlayfsConfig    any      `json:"overlayfs_config"`
 	// Filesystem is the type of the filesystem the targets are on, and
 	// SettleS how long each round waited before its first step (see
 	// settleTime).
