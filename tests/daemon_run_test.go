@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,4 +126,72 @@ func requireFile(t *testing.T, path, content string) {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, content, string(b))
+}
+
+// TestRunWithoutDaemon runs `vfsd run` with no daemon about: it runs one in
+// its own process on the default data directory, keeps the session there
+// for the next `vfsd serve`, and with --apply writes the changes at once.
+func TestRunWithoutDaemon(t *testing.T) {
+	if !fuseAvailable() {
+		t.Skip("vfsd run needs FUSE: root and /dev/fuse")
+	}
+	root := t.TempDir()
+	project := filepath.Join(root, "project")
+	require.NoError(t, os.MkdirAll(project, 0o755))
+	writeFile(t, filepath.Join(project, "a.txt"), "a\n")
+	state, runtime := t.TempDir(), shortTempDir(t)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "VFSD_") && !strings.HasPrefix(kv, "XDG_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "XDG_STATE_HOME="+state, "XDG_RUNTIME_DIR="+runtime)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	vfsd := func(args ...string) (string, string, int) {
+		cmd := exec.CommandContext(ctx, vfsdBinary(t), args...)
+		cmd.Env = env
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return stdout.String(), stderr.String(), ee.ExitCode()
+		}
+		require.NoError(t, err)
+		return stdout.String(), stderr.String(), 0
+	}
+
+	stdout, stderr, code := vfsd("run", "--sandbox", "namespace", "--mount", project, "--", "sh", "-c", "echo kept >> a.txt")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "+kept")
+	require.Contains(t, stderr, "the session is kept in "+filepath.Join(state, "vfsd"))
+	id := sessionIn(t, stderr)
+	requireFile(t, filepath.Join(project, "a.txt"), "a\n")
+
+	_, stderr, code = vfsd("run", "--sandbox", "namespace", "--mount", project, "--apply", "--", "sh", "-c", "echo now > b.txt")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stderr, "applied 1 changes to "+project)
+	requireFile(t, filepath.Join(project, "b.txt"), "now\n")
+
+	// The next daemon on the data directory has the kept session (and not
+	// the applied one), and applies it.
+	p := startDaemon(t, filepath.Join(state, "vfsd"), filepath.Join(runtime, "d.sock"), "--allow-root", root)
+	sessions, err := p.client().Sessions(ctx)
+	require.NoError(t, err)
+	require.Len(t, sessions, 1)
+	require.Equal(t, id, sessions[0].ID)
+	_, stderr, code = p.cli(ctx, nil, "apply", id)
+	require.Equal(t, 0, code, stderr)
+	requireFile(t, filepath.Join(project, "a.txt"), "a\nkept\n")
+}
+
+// shortTempDir is a temporary directory with a path short enough for Unix
+// sockets.
+func shortTempDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "vfsd")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

@@ -28,17 +28,18 @@ const (
 
 // runResult is what vfsd run --json prints.
 type runResult struct {
-	Session  string    `json:"session"`
-	Dir      string    `json:"dir"`
-	ExitCode int       `json:"exit_code"`
-	Diff     *api.Diff `json:"diff"`
+	Session  string           `json:"session"`
+	Dir      string           `json:"dir"`
+	ExitCode int              `json:"exit_code"`
+	Diff     *api.Diff        `json:"diff"`
+	Applied  *api.ApplyReport `json:"applied,omitempty"` // with --apply
 }
 
 type runFlags struct {
 	dir, id, policy, ttl, sandbox string
 	include, exclude, writable    []string
 	gitignore, defaultExcludes    bool
-	noNetwork, asJSON             bool
+	noNetwork, asJSON, apply      bool
 	pf                            progressFlag
 }
 
@@ -51,13 +52,17 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 the session through FUSE and runs CMD in a sandbox where the session is DIR:
 CMD sees the folder at its own path and changes it freely, and the real DIR is
 untouched. Afterwards vfsd prints what CMD changed as a unified diff and how to
-apply it to DIR (vfsd apply SESSION) or drop it (vfsd session close SESSION).
+apply it to DIR (vfsd apply SESSION) or drop it (vfsd session close SESSION);
+with --apply, a run whose CMD succeeds writes its changes to DIR at once (what
+DIR changed meanwhile is left alone and reported) and drops the session.
 
 The sandbox is bubblewrap when installed (the host read-only, private /tmp,
 /proc and /dev; --rw PATH makes a host path writable, --no-network cuts the
 network), else a private mount namespace (root only; the rest of the host stays
 writable there). The daemon must run on this machine with DIR beneath one of
-its --allow-root directories.
+its --allow-root directories; when none is running (and neither --socket nor
+--addr names one), vfsd runs one inside this command on the default data
+directory, where the session stays for a later vfsd serve.
 
 Exit status: CMD's own; 128+N when a signal N ended it; 127 when it was not
 found and 126 when it could not be run (the namespace sandbox; bubblewrap
@@ -67,12 +72,23 @@ exits 1 then); 125 when vfsd failed around it (stderr says why).`,
 			if cmd.ArgsLenAtDash() != 0 {
 				return usageError{errors.New("put the command after --: vfsd run [flags] -- CMD [ARG]...")}
 			}
-			c, err := g.client()
+			dir, err := runDir(rf.dir)
 			if err != nil {
 				return usageError{err}
 			}
+			c, embedded, err := reachDaemon(cmd.Context(), g, []string{dir}, cmd.ErrOrStderr())
+			if err != nil {
+				return exitStatus{exitRunFailed, err}
+			}
 			defer c.Close()
-			return runInSession(cmd, c, rf, args)
+			if embedded != nil {
+				defer func() {
+					if err := embedded.stop(); err != nil {
+						fmt.Fprintf(cmd.ErrOrStderr(), "vfsd: stop the daemon run for this command: %v\n", err)
+					}
+				}()
+			}
+			return runInSession(cmd, c, rf, dir, embedded, args)
 		},
 	}
 	f := cmd.Flags()
@@ -88,19 +104,17 @@ exits 1 then); 125 when vfsd failed around it (stderr says why).`,
 	f.StringArrayVar(&rf.writable, "rw", nil, "a host path the command may write, bubblewrap only (repeatable)")
 	f.BoolVar(&rf.noNetwork, "no-network", false, "run without network, bubblewrap only")
 	f.BoolVar(&rf.asJSON, "json", false, "print the session, exit code and diff as JSON instead of text")
+	f.BoolVar(&rf.apply, "apply", false, "when CMD succeeds, write its changes to the folder and drop the session")
 	rf.pf.add(cmd)
 	return cmd
 }
 
 // runInSession stages the folder, runs argv on its mounted session and
 // reports the changes. Its error is an exitStatus carrying the status.
-func runInSession(cmd *cobra.Command, c *client.Client, rf *runFlags, argv []string) error {
+func runInSession(cmd *cobra.Command, c *client.Client, rf *runFlags, dir string, embedded *embeddedDaemon, argv []string) error {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
-	dir, err := runDir(rf.dir)
-	if err != nil {
-		return usageError{err}
-	}
+	var err error
 	req := api.CreateSessionRequest{ID: rf.id, Policy: rf.policy, TTL: rf.ttl, Mounts: []api.Mount{{
 		HostPath: dir, MountPath: "/", Include: rf.include, Exclude: rf.exclude,
 		Gitignore: rf.gitignore, DefaultExcludes: rf.defaultExcludes}}}
@@ -130,17 +144,41 @@ func runInSession(cmd *cobra.Command, c *client.Client, rf *runFlags, argv []str
 	if err != nil {
 		return exitStatus{exitRunFailed, fmt.Errorf("diff session %s: %w", id, err)}
 	}
+	res := runResult{Session: id, Dir: dir, ExitCode: status, Diff: diff}
+	var applyErr error
+	if rf.apply && status == 0 {
+		res.Applied, applyErr = applyRun(after, c, id, dir)
+	}
 	if rf.asJSON {
-		if err := (&output{w: cmd.OutOrStdout(), json: true}).print(runResult{Session: id, Dir: dir, ExitCode: status, Diff: diff}, nil); err != nil {
+		if err := (&output{w: cmd.OutOrStdout(), json: true}).print(res, nil); err != nil {
 			return exitStatus{exitRunFailed, err}
 		}
 	} else {
-		printRunReport(cmd.OutOrStdout(), stderr, id, dir, status, diff)
+		printRunReport(cmd.OutOrStdout(), stderr, res, embedded)
 	}
-	if status != 0 {
+	switch {
+	case applyErr != nil:
+		return exitStatus{exitRunFailed, applyErr}
+	case status != 0:
 		return exitStatus{code: status}
 	}
 	return nil
+}
+
+// applyRun writes session id's changes to dir and, when all of them
+// applied, closes the session.
+func applyRun(ctx context.Context, c *client.Client, id, dir string) (*api.ApplyReport, error) {
+	r, err := c.Apply(ctx, id, false)
+	if err != nil {
+		return nil, fmt.Errorf("apply session %s to %s: %w; the session is kept", id, dir, err)
+	}
+	if len(r.Conflicts) > 0 {
+		return r, fmt.Errorf("%d changes were not applied because %s changed meanwhile (see above); the session %s is kept", len(r.Conflicts), dir, id)
+	}
+	if err := c.CloseSession(ctx, id); err != nil {
+		return r, fmt.Errorf("applied, but closing session %s failed: %w", id, err)
+	}
+	return r, nil
 }
 
 // runMounted mounts session id at a fresh directory, runs the sandboxed
@@ -209,10 +247,13 @@ func importedFiles(r *api.CreateSessionResponse) int64 {
 
 // printRunReport prints what the command changed (the diff on stdout, the
 // rest on stderr) and what to do next.
-func printRunReport(stdout, stderr io.Writer, id, dir string, status int, d *api.Diff) {
-	fmt.Fprintf(stderr, "vfsd: the command exited with status %d\n", status)
+func printRunReport(stdout, stderr io.Writer, res runResult, embedded *embeddedDaemon) {
+	id, dir, d := res.Session, res.Dir, res.Diff
+	fmt.Fprintf(stderr, "vfsd: the command exited with status %d\n", res.ExitCode)
 	if len(d.Entries) == 0 {
-		fmt.Fprintf(stderr, "vfsd: no changes to %s; drop the session with: vfsd session close %s\n", dir, id)
+		if res.Applied == nil {
+			fmt.Fprintf(stderr, "vfsd: no changes to %s; drop the session with: vfsd session close %s\n", dir, id)
+		}
 		return
 	}
 	for _, e := range d.Entries {
@@ -227,6 +268,17 @@ func printRunReport(stdout, stderr io.Writer, id, dir string, status int, d *api
 		}
 	}
 	fmt.Fprintf(stderr, "vfsd: session %s changed %s: %d added, %d modified, %d deleted\n", id, dir, d.Added, d.Modified, d.Deleted)
+	if a := res.Applied; a != nil {
+		for _, ch := range a.Conflicts {
+			fmt.Fprintf(stderr, "  not applied: %s: %s\n", ch.HostPath, ch.Conflict)
+		}
+		fmt.Fprintf(stderr, "vfsd: applied %d changes to %s\n", len(a.Applied), dir)
+		return
+	}
+	if embedded != nil {
+		fmt.Fprintf(stderr, "  the session is kept in %s; to apply it, start the daemon on it\n", embedded.dataDir)
+		fmt.Fprintf(stderr, "  (vfsd serve --allow-root %s) and then:\n", dir)
+	}
 	fmt.Fprintf(stderr, "  apply to %s:  vfsd apply %s   (preview: vfsd apply %s --dry-run)\n", dir, id, id)
 	fmt.Fprintf(stderr, "  drop:  vfsd session close %s\n", id)
 }
