@@ -140,9 +140,14 @@ func runInSession(cmd *cobra.Command, c *client.Client, rf *runFlags, dir string
 	if runErr != nil {
 		return exitStatus{status, fmt.Errorf("%w; the session is kept: vfsd session close %s drops it", runErr, id)}
 	}
-	diff, err := c.SessionDiff(after, id, client.DiffQuery{From: "import", To: "live", Text: true})
+	q := client.DiffQuery{From: "import", To: "live", Text: rf.asJSON}
+	diff, err := c.SessionDiff(after, id, q)
+	var unified string
+	if err == nil && !rf.asJSON && len(diff.Entries) > 0 {
+		unified, err = c.SessionDiffText(after, id, q)
+	}
 	if err != nil {
-		return exitStatus{exitRunFailed, fmt.Errorf("diff session %s: %w", id, err)}
+		return exitStatus{exitRunFailed, fmt.Errorf("diff session %s: %w; see it with vfsd snapshot diff --session %s --from import", id, err, id)}
 	}
 	res := runResult{Session: id, Dir: dir, ExitCode: status, Diff: diff}
 	var applyErr error
@@ -154,7 +159,8 @@ func runInSession(cmd *cobra.Command, c *client.Client, rf *runFlags, dir string
 			return exitStatus{exitRunFailed, err}
 		}
 	} else {
-		printRunReport(cmd.OutOrStdout(), stderr, res, embedded)
+		io.WriteString(cmd.OutOrStdout(), unified)
+		printRunReport(stderr, res, embedded)
 	}
 	switch {
 	case applyErr != nil:
@@ -245,9 +251,9 @@ func importedFiles(r *api.CreateSessionResponse) int64 {
 	return r.Import.Files
 }
 
-// printRunReport prints what the command changed (the diff on stdout, the
-// rest on stderr) and what to do next.
-func printRunReport(stdout, stderr io.Writer, res runResult, embedded *embeddedDaemon) {
+// printRunReport prints on stderr what the command changed and what to do
+// next (the diff itself goes to stdout).
+func printRunReport(stderr io.Writer, res runResult, embedded *embeddedDaemon) {
 	id, dir, d := res.Session, res.Dir, res.Diff
 	fmt.Fprintf(stderr, "vfsd: the command exited with status %d\n", res.ExitCode)
 	if len(d.Entries) == 0 {
@@ -255,17 +261,6 @@ func printRunReport(stdout, stderr io.Writer, res runResult, embedded *embeddedD
 			fmt.Fprintf(stderr, "vfsd: no changes to %s; drop the session with: vfsd session close %s\n", dir, id)
 		}
 		return
-	}
-	for _, e := range d.Entries {
-		switch {
-		case e.Text != "":
-			io.WriteString(stdout, e.Text)
-			if !strings.HasSuffix(e.Text, "\n") {
-				io.WriteString(stdout, "\n")
-			}
-		case e.Kind != "dir":
-			fmt.Fprintf(stdout, "%s %s (%s, no text diff)\n", e.Change, e.Path, e.Kind)
-		}
 	}
 	fmt.Fprintf(stderr, "vfsd: session %s changed %s: %d added, %d modified, %d deleted\n", id, dir, d.Added, d.Modified, d.Deleted)
 	if a := res.Applied; a != nil {
