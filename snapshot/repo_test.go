@@ -419,4 +419,3 @@ func TestSnapshotSealProgress(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, got, "nothing written since: nothing to seal, no progress")
 }
-
