@@ -37,11 +37,13 @@ func newNoPassthroughNode(root *gofs.LoopbackRoot, _ *gofs.Inode, _ string, _ *s
 	return &noPassthroughNode{gofs.LoopbackNode{RootData: root}}
 }
 
+// Open opens as the loopback does, declining passthrough.
 func (n *noPassthroughNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	fh, fuseFlags, errno := n.LoopbackNode.Open(ctx, flags)
 	return withoutPassthrough(fh), fuseFlags, errno
 }
 
+// Create creates as the loopback does, declining passthrough.
 func (n *noPassthroughNode) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
 	in, fh, fuseFlags, errno := n.LoopbackNode.Create(ctx, name, flags, mode, out)
 	return in, withoutPassthrough(fh), fuseFlags, errno
