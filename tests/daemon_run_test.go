@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,6 +102,31 @@ func testRun(t *testing.T, sandbox string) {
 		_, stderr, code = p.cli(ctx, nil, "run", "--sandbox", sandbox, "--mount", project, "--", "no-such-command-vfsd")
 		require.Equal(t, 127, code, stderr)
 	}
+
+	// Stopping vfsd stops the command, takes the mount down and still
+	// reports the diff; the status says it was stopped.
+	marks := t.TempDir()
+	run := exec.CommandContext(ctx, p.bin, "run", "--sandbox", sandbox, "--mount", project, "--rw", marks, "--",
+		"sh", "-c", "echo partial > partial.txt; touch "+marks+"/started; sleep 60")
+	run.Env = append(os.Environ(), "VFSD_SOCKET="+p.socket)
+	var runOut, runErr strings.Builder
+	run.Stdout, run.Stderr = &runOut, &runErr
+	require.NoError(t, run.Start())
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(marks, "started"))
+		return err == nil
+	}, time.Minute, 20*time.Millisecond, "the command did not start: %s", &runErr)
+	start := time.Now()
+	require.NoError(t, run.Process.Signal(syscall.SIGTERM))
+	err = run.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, runErr.String())
+	require.Equal(t, 128+int(syscall.SIGTERM), ee.ExitCode(), runErr.String())
+	require.Less(t, time.Since(start), 30*time.Second, "the command was stopped, not waited for")
+	require.Contains(t, runOut.String(), "+partial")
+	mounts, err = os.ReadFile("/proc/self/mounts")
+	require.NoError(t, err)
+	require.NotContains(t, string(mounts), "vfsd-run-")
 }
 
 // sessionIn finds the session vfsd run reported on stderr.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -58,8 +57,10 @@ DIR changed meanwhile is left alone and reported) and drops the session.
 
 The sandbox is bubblewrap when installed (the host read-only, private /tmp,
 /proc and /dev; --rw PATH makes a host path writable, --no-network cuts the
-network), else a private mount namespace (root only; the rest of the host stays
-writable there). The daemon must run on this machine with DIR beneath one of
+network), else private mount and PID namespaces (root only; the rest of the host
+stays writable there). Either way, what CMD leaves running ends with it, and
+stopping vfsd (SIGINT, SIGTERM) stops CMD — SIGKILL ten seconds later if need be
+— and still takes the mount down and prints the diff. The daemon must run on this machine with DIR beneath one of
 its --allow-root directories; when none is running (and neither --socket nor
 --addr names one), vfsd runs one inside this command on the default data
 directory, where the session stays for a later vfsd serve.
@@ -205,21 +206,22 @@ func runMounted(ctx context.Context, c *client.Client, id string, spec sandboxSp
 		}
 	}()
 	spec.mountpoint = mp
-	proc, err := spec.command()
+	proc, err := spec.command(ctx)
 	if err != nil {
 		return exitRunFailed, err
 	}
 	proc.Stdin, proc.Stdout, proc.Stderr = stdin, stdout, stderr
 	err = proc.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, nil
-	case errors.As(err, &ee):
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if st := proc.ProcessState; st != nil { // it ran, whatever Run says
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			return exitRunSignaled + int(ws.Signal()), nil
 		}
-		return ee.ExitCode(), nil
+		if ctx.Err() != nil {
+			// Stopped on vfsd's interrupt: a sandbox may exit 0 then.
+			fmt.Fprintln(stderr, "vfsd: interrupted; the command was stopped")
+			return exitRunSignaled + int(syscall.SIGTERM), nil
+		}
+		return st.ExitCode(), nil
 	}
 	return exitRunCannot, fmt.Errorf("start %s: %w", spec.argv[0], err)
 }

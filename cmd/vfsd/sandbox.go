@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -33,8 +36,22 @@ type sandboxSpec struct {
 
 // command returns the process that runs the spec. It never starts inside
 // the mount: the process serving a FUSE mount must not be asked to run
-// a binary or a working directory within it.
-func (s sandboxSpec) command() (*exec.Cmd, error) {
+// a binary or a working directory within it. When ctx is done (vfsd was
+// interrupted or told to stop), the process gets SIGTERM, and SIGKILL
+// ten seconds later.
+func (s sandboxSpec) command(ctx context.Context) (*exec.Cmd, error) {
+	cmd, err := s.process(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env, cmd.Dir = s.env, "/"
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd, nil
+}
+
+// process returns the sandbox's process, not yet configured.
+func (s sandboxSpec) process(ctx context.Context) (*exec.Cmd, error) {
 	kind := s.kind
 	if kind == sandboxAuto {
 		kind = sandboxNamespace
@@ -48,18 +65,15 @@ func (s sandboxSpec) command() (*exec.Cmd, error) {
 		if err != nil {
 			return nil, errors.New("--sandbox bwrap: bubblewrap is not installed (apt-get install bubblewrap), or use --sandbox namespace")
 		}
-		cmd := exec.Command(bwrap, s.bwrapArgs()...)
-		cmd.Env, cmd.Dir = s.env, "/"
-		return cmd, nil
+		return exec.CommandContext(ctx, bwrap, s.bwrapArgs()...), nil
 	case sandboxNamespace:
 		self, err := os.Executable()
 		if err != nil {
 			return nil, fmt.Errorf("find vfsd's own binary for the namespace sandbox: %w", err)
 		}
 		args := append([]string{nsChildVerb, s.mountpoint, s.workDir, "--"}, s.argv...)
-		cmd := exec.Command(self, args...)
-		cmd.Env, cmd.Dir = s.env, "/"
-		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS}
+		cmd := exec.CommandContext(ctx, self, args...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID}
 		return cmd, nil
 	}
 	return nil, usageError{fmt.Errorf("--sandbox %q: use auto, bwrap or namespace", s.kind)}
@@ -83,8 +97,8 @@ func (s sandboxSpec) bwrapArgs() []string {
 }
 
 // nsChildVerb is the hidden verb the namespace sandbox runs vfsd as, in a
-// new mount namespace: it binds the session over the folder and executes
-// the command there.
+// new mount and PID namespace: it binds the session over the folder and
+// runs the command there as the namespace's init (see runAsInit).
 const nsChildVerb = "__run-namespace-child"
 
 func newNamespaceChildCmd() *cobra.Command {
@@ -98,8 +112,8 @@ func newNamespaceChildCmd() *cobra.Command {
 	}
 }
 
-// execInNamespace, in a private mount namespace, binds mountpoint over dir
-// and replaces the process with argv run in dir.
+// execInNamespace, in a private mount and PID namespace, binds mountpoint
+// over dir, mounts a /proc of the namespace, and runs argv in dir.
 func execInNamespace(mountpoint, dir string, argv []string) error {
 	// Keep the binding to this namespace: mounts made here must not
 	// propagate back to the host.
@@ -108,6 +122,9 @@ func execInNamespace(mountpoint, dir string, argv []string) error {
 	}
 	if err := unix.Mount(mountpoint, dir, "", unix.MS_BIND, ""); err != nil {
 		return exitStatus{exitRunFailed, fmt.Errorf("bind the session over %s: %w", dir, err)}
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return exitStatus{exitRunFailed, fmt.Errorf("mount /proc for the sandbox: %w", err)}
 	}
 	if err := os.Chdir(dir); err != nil {
 		return exitStatus{exitRunFailed, fmt.Errorf("enter %s: %w", dir, err)}
@@ -120,6 +137,30 @@ func execInNamespace(mountpoint, dir string, argv []string) error {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
-	err = syscall.Exec(path, argv, os.Environ())
-	return exitStatus{exitRunCannot, fmt.Errorf("run %s: %w", argv[0], err)}
+	return runAsInit(path, argv)
+}
+
+// runAsInit runs the command as the child of this process, the PID
+// namespace's init: it passes on the signals vfsd run sends (an interrupt
+// becomes the command's), and exits with the command's status, whereupon
+// the kernel ends whatever the command left running in the namespace.
+func runAsInit(path string, argv []string) error {
+	cmd := &exec.Cmd{Path: path, Args: argv, Env: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	if err := cmd.Start(); err != nil {
+		return exitStatus{exitRunCannot, fmt.Errorf("run %s: %w", argv[0], err)}
+	}
+	go func() {
+		for s := range sigs {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	_ = cmd.Wait()
+	st := cmd.ProcessState
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return exitStatus{code: exitRunSignaled + int(ws.Signal())}
+	}
+	return exitStatus{code: st.ExitCode()}
 }
