@@ -66,9 +66,7 @@ func testRun(t *testing.T, sandbox string) {
 	requireFile(t, filepath.Join(project, "src/a.txt"), "alpha\n")
 	requireFile(t, filepath.Join(project, "old.txt"), "old\n")
 	require.NoDirExists(t, filepath.Join(project, "out"))
-	mounts, err := os.ReadFile("/proc/self/mounts")
-	require.NoError(t, err)
-	require.NotContains(t, string(mounts), "vfsd-run-")
+	requireUnmounted(t, id)
 
 	// Applying writes the changes to the host.
 	_, stderr, code = p.cli(ctx, nil, "apply", id)
@@ -118,15 +116,21 @@ func testRun(t *testing.T, sandbox string) {
 	}, time.Minute, 20*time.Millisecond, "the command did not start: %s", &runErr)
 	start := time.Now()
 	require.NoError(t, run.Process.Signal(syscall.SIGTERM))
-	err = run.Wait()
+	err := run.Wait()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, runErr.String())
 	require.Equal(t, 128+int(syscall.SIGTERM), ee.ExitCode(), runErr.String())
 	require.Less(t, time.Since(start), 30*time.Second, "the command was stopped, not waited for")
 	require.Contains(t, runOut.String(), "+partial")
-	mounts, err = os.ReadFile("/proc/self/mounts")
+	requireUnmounted(t, sessionIn(t, runErr.String()))
+}
+
+// requireUnmounted requires that no FUSE mount of session id is left.
+func requireUnmounted(t *testing.T, id string) {
+	t.Helper()
+	mounts, err := os.ReadFile("/proc/self/mounts")
 	require.NoError(t, err)
-	require.NotContains(t, string(mounts), "vfsd-run-")
+	require.NotContains(t, string(mounts), "vfsd:"+id+" ")
 }
 
 // sessionIn finds the session vfsd run reported on stderr.
