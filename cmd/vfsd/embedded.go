@@ -20,7 +20,8 @@ import (
 // `vfsd serve`.
 type embeddedDaemon struct {
 	dataDir string
-	sockDir string
+	sockDir string // a private directory holding socket
+	socket  string
 	cancel  context.CancelFunc
 	done    chan error
 }
@@ -44,7 +45,7 @@ func reachDaemon(ctx context.Context, g *globalFlags, roots []string, log io.Wri
 	if err != nil {
 		return nil, nil, fmt.Errorf("no daemon is running, and starting one in this process failed: %w", err)
 	}
-	c, err = client.New(client.Options{Socket: filepath.Join(e.sockDir, "d.sock")})
+	c, err = client.New(client.Options{Socket: e.socket})
 	if err != nil {
 		e.stop()
 		return nil, nil, err
@@ -60,8 +61,9 @@ func startEmbeddedDaemon(ctx context.Context, roots []string, log io.Writer) (*e
 	if e.sockDir, err = os.MkdirTemp("", "vfsd-embedded-"); err != nil {
 		return nil, err
 	}
+	e.socket = filepath.Join(e.sockDir, "d.sock")
 	d, err := daemon.New(ctx, daemon.Config{
-		DataDir: e.dataDir, Socket: filepath.Join(e.sockDir, "d.sock"), AllowRoots: roots,
+		DataDir: e.dataDir, Socket: e.socket, AllowRoots: roots,
 		Logger:  slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Version: version(),
 	})
@@ -81,6 +83,7 @@ func startEmbeddedDaemon(ctx context.Context, roots []string, log io.Writer) (*e
 		return nil, err
 	case <-time.After(30 * time.Second):
 		cancel()
+		os.RemoveAll(e.sockDir)
 		return nil, errors.New("the daemon did not start within 30s")
 	}
 }

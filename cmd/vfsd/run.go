@@ -60,10 +60,12 @@ The sandbox is bubblewrap when installed (the host read-only, private /tmp,
 network), else private mount and PID namespaces (root only; the rest of the host
 stays writable there). Either way, what CMD leaves running ends with it, and
 stopping vfsd (SIGINT, SIGTERM) stops CMD — SIGKILL ten seconds later if need be
-— and still takes the mount down and prints the diff. The daemon must run on this machine with DIR beneath one of
-its --allow-root directories; when none is running (and neither --socket nor
---addr names one), vfsd runs one inside this command on the default data
-directory, where the session stays for a later vfsd serve.
+— and still takes the mount down and prints the diff.
+
+The daemon must run on this machine with DIR beneath one of its --allow-root
+directories; when none is running (and neither --socket nor --addr names one),
+vfsd runs one inside this command on the default data directory, where the
+session stays for a later vfsd serve.
 
 Exit status: CMD's own; 128+N when a signal N ended it; 127 when it was not
 found and 126 when it could not be run (the namespace sandbox; bubblewrap
@@ -212,18 +214,31 @@ func runMounted(ctx context.Context, c *client.Client, id string, spec sandboxSp
 	}
 	proc.Stdin, proc.Stdout, proc.Stderr = stdin, stdout, stderr
 	err = proc.Run()
-	if st := proc.ProcessState; st != nil { // it ran, whatever Run says
-		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return exitRunSignaled + int(ws.Signal()), nil
-		}
-		if ctx.Err() != nil {
-			// Stopped on vfsd's interrupt: a sandbox may exit 0 then.
-			fmt.Fprintln(stderr, "vfsd: interrupted; the command was stopped")
-			return exitRunSignaled + int(syscall.SIGTERM), nil
-		}
-		return st.ExitCode(), nil
+	st := proc.ProcessState
+	switch {
+	case st == nil:
+		return exitRunCannot, fmt.Errorf("start %s: %w", spec.argv[0], err)
+	case ctx.Err() != nil && !signaled(st):
+		// Stopped on vfsd's interrupt: a sandbox may exit 0 then.
+		fmt.Fprintln(stderr, "vfsd: interrupted; the command was stopped")
+		return exitRunSignaled + int(syscall.SIGTERM), nil
 	}
-	return exitRunCannot, fmt.Errorf("start %s: %w", spec.argv[0], err)
+	return exitStatusOf(st), nil // it ran, whatever Run says
+}
+
+// exitStatusOf is the status a shell would report for a finished process:
+// its exit code, or 128+N when signal N ended it.
+func exitStatusOf(st *os.ProcessState) int {
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return exitRunSignaled + int(ws.Signal())
+	}
+	return st.ExitCode()
+}
+
+// signaled reports whether a signal ended the process.
+func signaled(st *os.ProcessState) bool {
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
 }
 
 // runDir is the folder vfsd run stages: dir, else the working directory,

@@ -19,7 +19,7 @@ import (
 const (
 	sandboxAuto      = "auto"      // bwrap when installed, else namespace
 	sandboxBwrap     = "bwrap"     // bubblewrap: read-only host, private /tmp, /proc, /dev
-	sandboxNamespace = "namespace" // a private mount namespace: the workspace only
+	sandboxNamespace = "namespace" // private mount and PID namespaces: the workspace only
 )
 
 // sandboxSpec is what runs in a sandbox: argv in workDir, where the session
@@ -52,17 +52,17 @@ func (s sandboxSpec) command(ctx context.Context) (*exec.Cmd, error) {
 
 // process returns the sandbox's process, not yet configured.
 func (s sandboxSpec) process(ctx context.Context) (*exec.Cmd, error) {
+	bwrap, lookErr := exec.LookPath("bwrap")
 	kind := s.kind
 	if kind == sandboxAuto {
 		kind = sandboxNamespace
-		if _, err := exec.LookPath("bwrap"); err == nil {
+		if lookErr == nil {
 			kind = sandboxBwrap
 		}
 	}
 	switch kind {
 	case sandboxBwrap:
-		bwrap, err := exec.LookPath("bwrap")
-		if err != nil {
+		if lookErr != nil {
 			return nil, errors.New("--sandbox bwrap: bubblewrap is not installed (apt-get install bubblewrap), or use --sandbox namespace")
 		}
 		return exec.CommandContext(ctx, bwrap, s.bwrapArgs()...), nil
@@ -158,9 +158,5 @@ func runAsInit(path string, argv []string) error {
 		}
 	}()
 	_ = cmd.Wait()
-	st := cmd.ProcessState
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return exitStatus{code: exitRunSignaled + int(ws.Signal())}
-	}
-	return exitStatus{code: st.ExitCode()}
+	return exitStatus{code: exitStatusOf(cmd.ProcessState)}
 }
