@@ -84,6 +84,18 @@ type Session struct {
 	Dirty        int    `json:"dirty"` // paths changed since LastSnapshot
 	Files        int64  `json:"files"`
 	Bytes        int64  `json:"bytes"`
+
+	// UID identifies this incarnation of the session: unlike its ID, it is
+	// never reused. Snapshots taken of it carry it (Snapshot.SessionUID).
+	UID string `json:"uid,omitempty"`
+	// Forks counts the forks made with session tokens that drew on this
+	// session's fork budget (its policy's max_forks): for a session the
+	// admin created, those of it and of every fork descending from it
+	// through session tokens.
+	Forks int `json:"forks,omitempty"`
+	// ForkBudgetOf is the session whose fork budget this one draws on when
+	// it is not its own: a fork made with a session token.
+	ForkBudgetOf string `json:"fork_budget_of,omitempty"`
 }
 
 // ResetResponse answers POST /v1/sessions/{id}/reset.

@@ -19,6 +19,11 @@ type Snapshot struct {
 	// Manifests is how many directory manifests the snapshot stored: the
 	// directories that changed since its parent.
 	Manifests int `json:"manifests"`
+
+	// SessionUID is the incarnation of Session it was taken of
+	// (Session.UID); "" for imports and for snapshots taken before
+	// incarnations existed.
+	SessionUID string `json:"session_uid,omitempty"`
 }
 
 // SnapshotList answers the snapshot list endpoints, newest first.

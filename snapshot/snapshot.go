@@ -26,6 +26,10 @@ type Record struct {
 	Created int64    `json:"created"`           // Unix ms
 	Files   int64    `json:"files"`
 	Bytes   int64    `json:"bytes"`
+
+	// SessionUID identifies the incarnation of Session it was taken of
+	// (RepoOptions.SessionUID): session IDs may be reused, UIDs are not.
+	SessionUID string `json:"session_uid,omitempty"`
 }
 
 // RootNode is the root directory's own metadata.

@@ -18,27 +18,33 @@ const (
 // returns output as a blob.
 const DefaultInlineBytes = 64 << 10
 
+// DefaultMaxForks is how many forks session tokens may make, in all, from
+// one session the admin created, under every preset but aos.
+const DefaultMaxForks = 16
+
 var presets = map[string]func() *Policy{
 	// default: symlinks followed within the session, inline payloads up to
-	// 64 KiB, no other bounds.
+	// 64 KiB, 16 forks by session tokens, no other bounds.
 	PresetDefault: func() *Policy {
 		return &Policy{Name: PresetDefault, Symlinks: SymlinksWithinRoot,
-			Caps: Caps{MaxInlineBytes: DefaultInlineBytes}}
+			Caps: Caps{MaxInlineBytes: DefaultInlineBytes, MaxForks: DefaultMaxForks}}
 	},
 	// weakincentives: the limits of the weakincentives VFS tools —
 	// 48,000-character writes, at most 16 path segments of at most 80
 	// characters, ASCII-only paths.
 	PresetWeakIncentives: func() *Policy {
 		return &Policy{Name: PresetWeakIncentives, Symlinks: SymlinksWithinRoot, ASCIIOnly: true,
-			Caps: Caps{MaxWriteChars: 48000, MaxDepth: 16, MaxSegmentLen: 80, MaxInlineBytes: DefaultInlineBytes}}
+			Caps: Caps{MaxWriteChars: 48000, MaxDepth: 16, MaxSegmentLen: 80, MaxInlineBytes: DefaultInlineBytes,
+				MaxForks: DefaultMaxForks}}
 	},
 	// x07: hidden paths and symlinks denied, ".." rejected, and error codes
 	// also reported as numbers (60001–60020).
 	PresetX07: func() *Policy {
 		return &Policy{Name: PresetX07, Symlinks: SymlinksDeny, DenyHidden: true, RejectDotDot: true,
-			NumericCodes: true, Caps: Caps{MaxInlineBytes: DefaultInlineBytes}}
+			NumericCodes: true, Caps: Caps{MaxInlineBytes: DefaultInlineBytes, MaxForks: DefaultMaxForks}}
 	},
-	// aos: no limits at all; symlinks followed anywhere in the session.
+	// aos: no limits at all (forks included); symlinks followed anywhere in
+	// the session.
 	PresetAOS: func() *Policy {
 		return &Policy{Name: PresetAOS, Symlinks: SymlinksAllow}
 	},
