@@ -88,10 +88,10 @@ type Session struct {
 	// UID identifies this incarnation of the session: unlike its ID, it is
 	// never reused. Snapshots taken of it carry it (Snapshot.SessionUID).
 	UID string `json:"uid,omitempty"`
-	// Forks counts the forks made with session tokens that drew on this
-	// session's fork budget (its policy's max_forks): for a session the
-	// admin created, those of it and of every fork descending from it
-	// through session tokens.
+	// Forks counts the open forks that draw on the fork budget this
+	// session draws on (its policy's max_forks): the forks made with
+	// session tokens from the session the admin created, from its forks,
+	// and so on. Closing a fork gives its place back.
 	Forks int `json:"forks,omitempty"`
 	// ForkBudgetOf is the session whose fork budget this one draws on when
 	// it is not its own: a fork made with a session token.

@@ -52,6 +52,10 @@ type Daemon struct {
 	bgMu      sync.Mutex     // orders joining bg against stop
 	bg        sync.WaitGroup // closes of expired sessions in flight
 
+	// sharedBlobs are the blobs the admin uploaded: any session may read
+	// them (see blobgrants.go).
+	sharedBlobs blobGrants
+
 	emptyMu   sync.Mutex
 	emptySnap string // a snapshot of the empty tree, made on first use
 
@@ -81,6 +85,13 @@ type entry struct {
 	ts *tools.Toolset
 
 	mcp mcpEndpoint // its MCP endpoint's handlers
+
+	// Fixed for the entry's life, copied from its metadata: read without mu.
+	uid     string // sessionMeta.UID: this incarnation
+	legacy  int64  // for Legacy metadata, Created in Unix ms; else 0
+	lineage string // sessionMeta.Lineage
+	// blobs are the blobs its token may read (see blobgrants.go).
+	blobs blobGrants
 }
 
 // New opens the daemon's data directory: the store, every session found
@@ -118,6 +129,7 @@ func New(ctx context.Context, cfg Config) (*Daemon, error) {
 		stopping:  make(chan struct{}),
 		ready:     make(chan struct{}),
 	}
+	d.sharedBlobs.max = maxSharedBlobGrants
 	if err := d.recover(ctx); err != nil {
 		if d.repo != nil {
 			d.repo.Close()
@@ -155,6 +167,12 @@ func (d *Daemon) recover(ctx context.Context) error {
 		return err
 	}
 	for id, m := range metas {
+		if m.UID == "" { // written before incarnations existed
+			m.UID, m.Legacy = newSessionUID(), true
+			if err := d.metas.save(m); err != nil {
+				return err
+			}
+		}
 		pol, err := policy.Preset(m.Policy)
 		if err != nil {
 			return fmt.Errorf("session %s metadata: %w", id, err)
@@ -162,7 +180,7 @@ func (d *Daemon) recover(ctx context.Context) error {
 		d.sessions[id] = newEntry(id, pol, m)
 	}
 	repo, err := snapshot.OpenRepo(ctx, d.store, filepath.Join(d.cfg.DataDir, "sessions"),
-		snapshot.RepoOptions{Policy: d.policyHook})
+		snapshot.RepoOptions{Policy: d.policyHook, SessionUID: d.sessionUIDHook})
 	if err != nil {
 		return err
 	}
@@ -173,7 +191,7 @@ func (d *Daemon) recover(ctx context.Context) error {
 			// State without metadata: adopt it under the default policy.
 			info := s.Info()
 			m := &sessionMeta{ID: s.ID(), Created: info.Created, Policy: policy.PresetDefault,
-				Profile: defaultProfile, Base: info.Initial}
+				Profile: defaultProfile, Base: info.Initial, UID: newSessionUID(), Legacy: true}
 			if err := d.metas.save(m); err != nil {
 				return err
 			}
@@ -201,7 +219,24 @@ func (d *Daemon) recover(ctx context.Context) error {
 }
 
 func newEntry(id string, pol *policy.Policy, m *sessionMeta) *entry {
-	return &entry{id: id, pol: pol, meta: m, done: make(chan struct{}), fuse: make(map[string]*mount.Mount)}
+	e := &entry{id: id, pol: pol, meta: m, done: make(chan struct{}), fuse: make(map[string]*mount.Mount),
+		uid: m.UID, lineage: m.Lineage}
+	if m.Legacy {
+		e.legacy = m.Created.UnixMilli()
+	}
+	return e
+}
+
+// sessionUIDHook tells the repository which incarnation a snapshot of s is
+// of: the open session's whose state s is, or none (s was closed meanwhile,
+// and its ID may be another incarnation's by now).
+func (d *Daemon) sessionUIDHook(s *vfs.Session) string {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if e := d.sessions[s.ID()]; e != nil && e.s == s {
+		return e.uid
+	}
+	return ""
 }
 
 // policyHook gives the repository each session's path rules: those of its
@@ -219,7 +254,7 @@ func (d *Daemon) policyHook(id string) vfs.Policy {
 // attach binds the tools to a created or recovered session and makes the
 // session reachable.
 func (d *Daemon) attach(e *entry, s *vfs.Session) error {
-	ts, err := tools.New(s, tools.Options{Policy: e.pol, Blobs: d.repo.Blobs()})
+	ts, err := tools.New(s, tools.Options{Policy: e.pol, Blobs: sessionBlobs{BlobStore: d.repo.Blobs(), d: d, e: e}})
 	if err != nil {
 		return fmt.Errorf("session %s: %w", e.id, err)
 	}

@@ -53,11 +53,8 @@ func (d *Daemon) sessionSource(ctx context.Context, p *principal, e *entry, ref 
 		}
 		return snapshot.Source{Snapshot: id}, id, nil
 	}
-	snap, err := d.snapshotByRef(ctx, ref)
+	snap, err := d.snapshotFor(ctx, p, e, ref)
 	if err != nil {
-		return snapshot.Source{}, "", err
-	}
-	if err := checkVisible(p, e, snap); err != nil {
 		return snapshot.Source{}, "", err
 	}
 	return snapshot.Source{Snapshot: snap.ID}, snap.ID, nil

@@ -43,9 +43,19 @@ func expiry(now time.Time, ttl time.Duration) time.Time {
 
 // createSession creates a session as req says: empty, staged from host
 // mounts, from a snapshot, or forked from a live session. by is who asks: a
-// session's own token may fork it, but not into a different policy.
-// progress, if not nil, hears how an import goes.
+// session's own token may fork it, but not into a different policy, nor
+// under an ID of its choosing, nor to outlive it, nor beyond its fork budget
+// (see forkBudget). progress, if not nil, hears how an import goes.
 func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest, by *principal, progress progressFunc) (*api.CreateSessionResponse, error) {
+	bySession := by != nil && !by.admin
+	if bySession && req.Fork == "" {
+		return nil, apiErr(api.CodeForbidden, "a session token may only fork its own session; ask the admin for anything else")
+	}
+	if bySession && req.ID != "" {
+		// IDs are reused once a session is closed; letting a token pick one
+		// would let it pose as a closed session to people and tools.
+		return nil, apiErr(api.CodeForbidden, "a session token cannot choose a fork's id (%q); leave id out and the daemon picks one, which the response names", req.ID)
+	}
 	given := 0
 	for _, set := range []bool{len(req.Mounts) > 0, req.Base != "", req.Fork != ""} {
 		if set {
@@ -66,7 +76,8 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		return nil, err
 	}
 	now := time.Now().UTC()
-	m := &sessionMeta{ID: id, Created: now, Expires: expiry(now, ttl), Policy: req.Policy, Profile: req.Profile}
+	m := &sessionMeta{ID: id, Created: now, Expires: expiry(now, ttl), Policy: req.Policy, Profile: req.Profile,
+		UID: newSessionUID()}
 	var src *entry
 	if req.Fork != "" {
 		if src, err = d.lookup(req.Fork); err != nil {
@@ -80,7 +91,18 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 			m.Profile = src.meta.Profile
 		}
 		m.ForkOf, m.Import, m.Mounts = src.id, src.meta.Import, slices.Clone(src.meta.Mounts)
-		srcPolicy := src.meta.Policy
+		srcPolicy, srcExpires := src.meta.Policy, src.meta.Expires
+		if bySession {
+			// A session token's fork never outlives its parent, and draws
+			// on the fork budget its parent draws on.
+			if !srcExpires.IsZero() && (m.Expires.IsZero() || m.Expires.After(srcExpires)) {
+				m.Expires = srcExpires
+			}
+			m.Lineage, m.LineageOf = src.uid, src.id
+			if src.lineage != "" {
+				m.Lineage, m.LineageOf = src.lineage, src.meta.LineageOf
+			}
+		}
 		src.mu.Unlock()
 		if by != nil && !by.admin && m.Policy != srcPolicy {
 			return nil, apiErr(api.CodeForbidden, "a session token cannot fork into another policy (%s, not %s); ask the admin", m.Policy, srcPolicy)
@@ -105,6 +127,12 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 	if _, taken := d.sessions[id]; taken {
 		d.mu.Unlock()
 		return nil, apiErr(api.CodeAlreadyExists, "a session %q exists; choose another id, or leave id out to get a fresh one", id)
+	}
+	if limit := pol.Caps.MaxForks; m.Lineage != "" && limit > 0 {
+		if n := d.forksLocked(m.Lineage); int64(n) >= limit {
+			d.mu.Unlock()
+			return nil, apiErr(api.CodeLimitExceeded, "the forks made with session tokens from session %s are at their bound: %d open, and its policy %s allows max_forks=%d; close a fork you no longer need, or ask the admin", m.LineageOf, n, pol.Name, limit)
+		}
 	}
 	d.sessions[id] = e // reserved: policyHook finds it, lookup does not yet
 	d.mu.Unlock()
@@ -175,8 +203,34 @@ func (d *Daemon) startingPoint(ctx context.Context, req api.CreateSessionRequest
 	return nil, nil
 }
 
+// forksLocked counts the sessions, open or being created, that draw on the
+// fork budget of lineage (the UID of the session the admin created). The
+// caller holds d.mu. A fork that is closed gives its place back; the count
+// survives restarts because each fork's metadata names its lineage.
+func (d *Daemon) forksLocked(lineage string) int {
+	n := 0
+	for _, e := range d.sessions {
+		if e.lineage == lineage {
+			n++
+		}
+	}
+	return n
+}
+
+// forks counts the sessions that draw on the fork budget session e draws on.
+func (d *Daemon) forks(e *entry) int {
+	lineage := e.lineage
+	if lineage == "" {
+		lineage = e.uid
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.forksLocked(lineage)
+}
+
 // view describes a session.
 func (d *Daemon) view(e *entry) api.Session {
+	forks := d.forks(e)
 	info := e.s.Info()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -186,6 +240,7 @@ func (d *Daemon) view(e *entry) api.Session {
 		Base: m.Base, ImportSnapshot: m.Import, ForkOf: m.ForkOf, Mounts: toAPIMounts(m.Mounts),
 		ResetRestages: m.Restage, FuseMounts: slices.Clone(m.Fuse),
 		LastSnapshot: info.Ref, Seq: info.Seq, Dirty: info.Dirty, Files: info.Files, Bytes: info.Bytes,
+		UID: m.UID, Forks: forks, ForkBudgetOf: m.LineageOf,
 	}
 	if !m.Expires.IsZero() {
 		t := m.Expires

@@ -26,6 +26,7 @@ type Repo struct {
 	sessionsDir string
 	clock       func() time.Time
 	policy      func(id string) vfs.Policy
+	sessionUID  func(s *vfs.Session) string
 
 	mu       sync.Mutex
 	sessions map[string]*vfs.Session
@@ -53,6 +54,9 @@ type RepoOptions struct {
 	Clock func() time.Time
 	// Policy, if set, returns the policy hook for a session.
 	Policy func(sessionID string) vfs.Policy
+	// SessionUID, if set, returns the incarnation of session s that a
+	// snapshot of it records (Record.SessionUID); "" records none.
+	SessionUID func(s *vfs.Session) string
 }
 
 // OpenRepo opens the repository whose sessions live under sessionsDir and
@@ -65,7 +69,7 @@ func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOpt
 		return nil, fmt.Errorf("open repo: %w", err)
 	}
 	r := &Repo{
-		store: store, sessionsDir: sessionsDir, clock: opts.Clock, policy: opts.Policy,
+		store: store, sessionsDir: sessionsDir, clock: opts.Clock, policy: opts.Policy, sessionUID: opts.SessionUID,
 		sessions: make(map[string]*vfs.Session), snaps: make(map[string]*Snapshot),
 		index: make(map[vfs.Hash]manifestLoc), indexed: make(map[vfs.Hash]bool),
 		pins: pinSet{counts: make(map[vfs.Hash]int)},

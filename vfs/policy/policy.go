@@ -85,9 +85,9 @@ type Caps struct {
 	MaxDepth            int64 `json:"max_depth,omitempty"`             // segments in a path
 	MaxSegmentLen       int64 `json:"max_segment_len,omitempty"`       // bytes in one path segment
 	MaxSessionBytes     int64 `json:"max_session_bytes,omitempty"`     // total file bytes in the session
-	// MaxForks bounds the forks session tokens make, starting from one
-	// session the admin created: its forks, their forks and so on share
-	// this budget. The admin's forks are not counted.
+	// MaxForks bounds the open forks session tokens make, starting from
+	// one session the admin created: its forks, their forks and so on
+	// share this budget. The admin's forks are not counted.
 	MaxForks int64 `json:"max_forks,omitempty"`
 }
 

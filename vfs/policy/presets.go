@@ -18,8 +18,9 @@ const (
 // returns output as a blob.
 const DefaultInlineBytes = 64 << 10
 
-// DefaultMaxForks is how many forks session tokens may make, in all, from
-// one session the admin created, under every preset but aos.
+// DefaultMaxForks is how many forks made with session tokens may be open
+// at once, in all, from one session the admin created, under every preset
+// but aos.
 const DefaultMaxForks = 16
 
 var presets = map[string]func() *Policy{
