@@ -45,7 +45,7 @@ func expiry(now time.Time, ttl time.Duration) time.Time {
 // mounts, from a snapshot, or forked from a live session. by is who asks: a
 // session's own token may fork it, but not into a different policy, nor
 // under an ID of its choosing, nor to outlive it, nor beyond its fork budget
-// (see forkBudget). progress, if not nil, hears how an import goes.
+// (see forksLocked). progress, if not nil, hears how an import goes.
 func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest, by *principal, progress progressFunc) (*api.CreateSessionResponse, error) {
 	bySession := by != nil && !by.admin
 	if bySession && req.Fork == "" {
@@ -104,7 +104,7 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 			}
 		}
 		src.mu.Unlock()
-		if by != nil && !by.admin && m.Policy != srcPolicy {
+		if bySession && m.Policy != srcPolicy {
 			return nil, apiErr(api.CodeForbidden, "a session token cannot fork into another policy (%s, not %s); ask the admin", m.Policy, srcPolicy)
 		}
 	}
