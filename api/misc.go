@@ -34,8 +34,10 @@ type ApplyReport struct {
 	Conflicts []ApplyChange `json:"conflicts"`
 	// Outside lists changed session paths that no mount maps to the host.
 	Outside []string `json:"outside,omitempty"`
-	// ImportSnapshot is the session's new import snapshot when a real
-	// apply wrote everything (the next apply starts from it); "" otherwise.
+	// ImportSnapshot is the session's import snapshot after a real apply:
+	// the previous one with exactly the changes applied (the session's
+	// state when everything applied), so the next apply neither redoes
+	// nor undoes this one; "" for a dry run.
 	ImportSnapshot string `json:"import_snapshot,omitempty"`
 }
 
