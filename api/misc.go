@@ -58,9 +58,17 @@ type Blob struct {
 // MountRequest is the body of POST /v1/sessions/{id}/mount.
 type MountRequest struct {
 	// Dir is an existing host directory to mount the session at.
-	Dir        string `json:"dir"`
-	ReadOnly   bool   `json:"read_only,omitempty"`
-	AllowOther bool   `json:"allow_other,omitempty"`
+	Dir      string `json:"dir"`
+	ReadOnly bool   `json:"read_only,omitempty"`
+	// AllowOther lets users other than the daemon's in. It always comes
+	// with the kernel's permission checks (default_permissions): every
+	// user is held to the files' permission bits and owner.
+	AllowOther bool `json:"allow_other,omitempty"`
+	// UID and GID own every file and directory in the mount (default: the
+	// daemon's user and group): with allow_other, the container user
+	// that should have the owner's rights.
+	UID uint32 `json:"uid,omitempty"`
+	GID uint32 `json:"gid,omitempty"`
 }
 
 // FuseMount is a session's FUSE mount.
@@ -68,6 +76,11 @@ type FuseMount struct {
 	Dir        string `json:"dir"`
 	ReadOnly   bool   `json:"read_only,omitempty"`
 	AllowOther bool   `json:"allow_other,omitempty"`
+	// DefaultPermissions says the kernel checks permission bits and
+	// ownership; always set with AllowOther.
+	DefaultPermissions bool   `json:"default_permissions,omitempty"`
+	UID                uint32 `json:"uid,omitempty"`
+	GID                uint32 `json:"gid,omitempty"`
 }
 
 // Event is one notice on a session's event stream (data of an SSE
