@@ -45,7 +45,7 @@ type ApplyReport struct {
 type ApplyChange struct {
 	Path     string `json:"path"`
 	HostPath string `json:"host_path"`
-	Action   string `json:"action"` // write, mkdir, symlink, delete or rmdir
+	Action   string `json:"action"` // write, mkdir, chmod (a directory's mode), symlink, delete or rmdir
 	Conflict string `json:"conflict,omitempty"`
 }
 

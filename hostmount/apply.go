@@ -34,7 +34,8 @@ type ApplyChange struct {
 	Path string `json:"path"`
 	// HostPath is where it is on the host.
 	HostPath string `json:"host_path"`
-	// Action is write, mkdir, symlink, delete or rmdir.
+	// Action is write, mkdir, chmod (a directory's mode), symlink,
+	// delete or rmdir.
 	Action string `json:"action"`
 	// Conflict says why the change was not applied: the host changed since
 	// the import, the change cannot be expressed safely, or the host
@@ -334,6 +335,8 @@ func actionOf(e snapshot.DiffEntry) string {
 		return "rmdir"
 	case e.Change == snapshot.Deleted:
 		return "delete"
+	case e.Kind == vfs.KindDir && e.Change == snapshot.Modified:
+		return "chmod" // a directory's mode changed
 	case e.Kind == vfs.KindDir:
 		return "mkdir"
 	case e.Kind == vfs.KindSymlink:
@@ -429,17 +432,16 @@ func (a *applier) write(parent int, name string, e snapshot.DiffEntry, before vf
 		return fmt.Errorf("%s is not in the session's snapshot as a %s", e.Path, e.Kind)
 	}
 	switch action {
-	case "mkdir":
-		if e.Change == snapshot.Modified {
-			// Through a descriptor opened without following a link, so a
-			// directory swapped for a symlink cannot redirect the chmod.
-			fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			if err != nil {
-				return err
-			}
-			defer unix.Close(fd)
-			return unix.Fchmod(fd, uint32(n.Mode.Perm()))
+	case "chmod":
+		// Through a descriptor opened without following a link, so a
+		// directory swapped for a symlink cannot redirect the chmod.
+		fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
 		}
+		defer unix.Close(fd)
+		return unix.Fchmod(fd, uint32(n.Mode.Perm()))
+	case "mkdir":
 		return unix.Mkdirat(parent, name, uint32(n.Mode.Perm()))
 	case "symlink":
 		// The link is made aside and renamed into place, so the host

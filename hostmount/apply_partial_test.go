@@ -124,3 +124,24 @@ func TestApplyHostFull(t *testing.T) {
 	require.Empty(t, again.Applied, "small.txt is in the new base")
 	require.Len(t, again.Conflicts, 1)
 }
+
+// TestApplyDirectoryMode applies a directory's mode change, which the
+// diff now shows, through a descriptor that does not follow a symlink.
+func TestApplyDirectoryMode(t *testing.T) {
+	e := newEnv(t)
+	e.write("proj/d/f.txt", "f\n")
+	host := filepath.Join(e.root, "proj")
+	require.NoError(t, os.Chmod(filepath.Join(host, "d"), 0o755))
+	mounts := []Mount{{HostPath: host, MountPath: "/"}}
+	s, rep, err := e.im.Stage(ctx, e.repo, snapshot.SessionOptions{}, mounts, nil)
+	require.NoError(t, err)
+	_, err = s.Chmod(ctx, vfs.MustPath("d"), 0o700)
+	require.NoError(t, err)
+	got, err := e.im.Apply(ctx, e.repo, rep.Snapshot, s, mounts, ApplyOptions{})
+	require.NoError(t, err)
+	require.Empty(t, got.Conflicts)
+	require.Equal(t, []ApplyChange{{Path: "/d", HostPath: filepath.Join(host, "d"), Action: "chmod"}}, got.Applied)
+	fi, err := os.Stat(filepath.Join(host, "d"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+}
