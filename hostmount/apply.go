@@ -312,7 +312,9 @@ func (a *applier) advance(repo *snapshot.Repo, base, target string) (string, err
 		put(e.Path, n)
 	}
 	tb.SetMaxIno(maxIno)
-	snap, err := repo.CommitTree(a.ctx, tb.Tree(), "apply")
+	// Recorded even when the caller gave up half-way: what was written
+	// must not be reported as a conflict next time.
+	snap, err := repo.CommitTree(context.WithoutCancel(a.ctx), tb.Tree(), "apply")
 	if err != nil {
 		return "", err
 	}
