@@ -14,6 +14,7 @@ import (
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
+	"github.com/vfsd/vfsd/internal/textdiff"
 )
 
 // Exit statuses of vfsd run for failures of its own, as container
@@ -282,7 +283,7 @@ func printRunReport(stderr io.Writer, res runResult, embedded *embeddedDaemon) {
 	fmt.Fprintf(stderr, "vfsd: session %s changed %s: %d added, %d modified, %d deleted\n", id, dir, d.Added, d.Modified, d.Deleted)
 	if a := res.Applied; a != nil {
 		for _, ch := range a.Conflicts {
-			fmt.Fprintf(stderr, "  not applied: %s: %s\n", ch.HostPath, ch.Conflict)
+			fmt.Fprintf(stderr, "  not applied: %s: %s\n", textdiff.QuotePath(ch.HostPath), textdiff.QuotePath(ch.Conflict))
 		}
 		fmt.Fprintf(stderr, "vfsd: applied %d changes to %s\n", len(a.Applied), dir)
 		return
