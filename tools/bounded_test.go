@@ -107,4 +107,3 @@ func TestBoundedEditOfHugeFile(t *testing.T) {
 	require.Equal(t, string(tools.CodeTooLarge), r["error_code"], "%s", resp.JSON())
 	require.Less(t, n, uint64(64<<20))
 }
-
