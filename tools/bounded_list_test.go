@@ -83,3 +83,37 @@ func TestDefaultPresetBounds(t *testing.T) {
 	require.Equal(t, int64(16), wi.MaxDepth)
 	require.Equal(t, int64(80), wi.MaxSegmentLen)
 }
+
+// TestGrepScanCaps: the scanned files/bytes caps count what the search
+// would read, after ignore rules, and refuse before reading anything.
+func TestGrepScanCaps(t *testing.T) {
+	files := map[string]string{".gitignore": "vendor/\n", "src/a.go": "needle\n", "src/b.go": "needle\n"}
+	for i := range 50 {
+		files[fmt.Sprintf("vendor/v%02d.go", i)] = "needle " + strings.Repeat("v", 1000) + "\n"
+	}
+	pol := policy.Default()
+	pol.Caps.MaxScannedFiles = 5
+	pol.Caps.MaxScannedBytes = 10 << 10
+	e := toolstest.New(t, pol, files)
+	resp := e.Call("grep", map[string]any{"pattern": "needle"})
+	require.True(t, resp.OK(), "ignored files do not count: %s", resp.JSON())
+	for _, c := range []struct {
+		name   string
+		params map[string]any
+		found  float64
+	}{
+		{"files", map[string]any{"pattern": "needle", "respect_gitignore": false}, 53},
+		{"bytes", map[string]any{"pattern": "needle", "path": "vendor", "glob": "v0*.go", "respect_gitignore": false}, 10 * 1008},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "bytes" {
+				e.Tools.Policy().Caps.MaxScannedFiles = 0
+				e.Tools.Policy().Caps.MaxScannedBytes = 5 << 10
+			}
+			r := toolstest.Receipt(t, e.Call("grep", c.params))
+			require.Equal(t, "too_large", r["error_code"], "%v", r)
+			require.Equal(t, c.found, r["found"])
+			require.Contains(t, r["summary_text"], "search a subdirectory")
+		})
+	}
+}

@@ -73,6 +73,8 @@ func TestBoundedEdit(t *testing.T) {
 			map[string]any{"path": "f.txt", "edits": longChain}, tools.CodeTooLarge},
 		{"one replace_all past the ceiling, aos", policy.PresetAOS, map[string]string{"f.txt": strings.Repeat("A", 1<<20)},
 			map[string]any{"path": "f.txt", "old_string": "A", "new_string": strings.Repeat("B", 200), "replace_all": true}, tools.CodeTooLarge},
+		{"not found with a long old_string shows a clipped region", policy.PresetAOS, map[string]string{"f.txt": strings.Repeat("some line of the file\n", 100000)},
+			map[string]any{"path": "f.txt", "old_string": strings.Repeat("some line of thi file\n", 20000), "new_string": "y"}, tools.CodeNotFound},
 		{"ambiguous in a huge file lists few candidates", policy.PresetAOS, map[string]string{"f.txt": strings.Repeat("x\n", 1<<20)},
 			map[string]any{"path": "f.txt", "old_string": "x", "new_string": "y"}, tools.CodeAmbiguous},
 	} {

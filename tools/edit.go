@@ -112,6 +112,9 @@ func editFile(ctx context.Context, t *Toolset, p *EditFileParams) (*EditFileRece
 	return r, nil
 }
 
+// maxClosestBytes caps the closest region a not_found receipt shows.
+const maxClosestBytes = 8 << 10
+
 // maxEdits caps the edits of one call.
 const maxEdits = 1000
 
@@ -224,7 +227,12 @@ func editFailure(path string, multi bool, err error) error {
 		if notFound.ExactOnly {
 			msg += "; the file has too many lines to try whitespace-insensitive matches, so copy old_string exactly from read_file"
 		} else if c := notFound.Closest; c != nil {
-			d.Closest = &Region{StartLine: c.StartLine, EndLine: c.EndLine, Text: c.Text, Similarity: roundTo(c.Similarity, 3)}
+			text := c.Text
+			if len(text) > maxClosestBytes {
+				// As long as old_string in lines, not bytes: keep it small.
+				text = clipText(text, maxClosestBytes) + "\n[... region clipped; read the file at these lines]"
+			}
+			d.Closest = &Region{StartLine: c.StartLine, EndLine: c.EndLine, Text: text, Similarity: roundTo(c.Similarity, 3)}
 			msg += fmt.Sprintf("; the most similar text is at lines %d-%d (shown in closest); read the file and copy old_string exactly", c.StartLine, c.EndLine)
 		} else {
 			msg += "; the file is empty"
