@@ -23,12 +23,29 @@ const DefaultInlineBytes = 64 << 10
 // but aos.
 const DefaultMaxForks = 16
 
+// DefaultCaps are the default preset's caps: every read, search and
+// listing is bounded, so that no single request can make the daemon hold
+// or send an unbounded amount (an MCP client over stdio drops the
+// connection at 10 MiB; a grep with max_results 1000000 once returned
+// 180 MB). Larger reads page with offset_bytes; larger searches narrow
+// their path or glob.
+func DefaultCaps() Caps {
+	return Caps{
+		MaxInlineBytes:  DefaultInlineBytes, // inline payloads and every list-shaped receipt
+		MaxReadBytes:    64 << 20,           // one read_file window (larger ones stream into a blob)
+		MaxGrepResults:  1000,               // lines or files one grep returns (default request: 100)
+		MaxGlobResults:  5000,               // paths one glob returns (default request: 1000)
+		MaxEntries:      5000,               // entries one list_directory returns
+		MaxScannedFiles: 200_000,            // files one grep reads, after ignore rules and globs
+		MaxScannedBytes: 2 << 30,            // bytes one grep reads, likewise
+		MaxForks:        DefaultMaxForks,    // forks by session tokens open at once
+	}
+}
+
 var presets = map[string]func() *Policy{
-	// default: symlinks followed within the session, inline payloads up to
-	// 64 KiB, 16 forks by session tokens, no other bounds.
+	// default: symlinks followed within the session, and DefaultCaps.
 	PresetDefault: func() *Policy {
-		return &Policy{Name: PresetDefault, Symlinks: SymlinksWithinRoot,
-			Caps: Caps{MaxInlineBytes: DefaultInlineBytes, MaxForks: DefaultMaxForks}}
+		return &Policy{Name: PresetDefault, Symlinks: SymlinksWithinRoot, Caps: DefaultCaps()}
 	},
 	// weakincentives: the limits of the weakincentives VFS tools —
 	// 48,000-character writes, at most 16 path segments of at most 80
