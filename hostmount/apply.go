@@ -133,6 +133,11 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) error {
 		return nil
 	}
 	c := ApplyChange{Path: e.Path.String(), HostPath: hp, Action: actionOf(e)}
+	if a.im.private.holds(path.Join(r.path, rel)) {
+		c.Conflict = "is the daemon's own data (its data directory, socket or token file), which is never written"
+		a.report.Conflicts = append(a.report.Conflicts, c)
+		return nil
+	}
 	if e.OldKind != 0 && e.OldKind != e.Kind {
 		c.Conflict = fmt.Sprintf("changed from %s to %s; apply that by hand", e.OldKind, e.Kind)
 		a.report.Conflicts = append(a.report.Conflicts, c)
