@@ -218,6 +218,7 @@ func testSandboxAttacks(t *testing.T, f *sandboxFixture, sandbox string) {
 		"open-write", "/proc/sys/kernel/core_pattern",
 		"open-write", "/proc/sysrq-trigger",
 		"read", "/dev/vda",
+		"ptrace-privileged", "",
 		"mktemp", "",
 		"connect-tcp", f.tcp,
 	)
@@ -227,7 +228,7 @@ func testSandboxAttacks(t *testing.T, f *sandboxFixture, sandbox string) {
 		"tiocsti ", "connect-unix "+f.p.socket, "http-sessions "+f.tcp,
 		"read "+data, "read "+filepath.Join(data, "token"), "read "+filepath.Join(data, "store"),
 		"read "+filepath.Join(data, "sessions"), "open-write /proc/sys/kernel/core_pattern",
-		"open-write /proc/sysrq-trigger", "read /dev/vda")
+		"open-write /proc/sysrq-trigger", "read /dev/vda", "ptrace-privileged ")
 	require.NoFileExists(t, f.escapeTo, "the command wrote the host")
 
 	// No capabilities at all.

@@ -100,6 +100,7 @@ is dropped).`,
 				}
 				return exitStatus{exitRunFailed, err}
 			}
+			spec.userns = spec.kind == sandboxBwrap || userNamespaces()
 			if spec.writable, err = resolveWritable(rf.writable); err != nil {
 				return exitStatus{exitRunFailed, err}
 			}

@@ -34,6 +34,7 @@ const (
 // (mounted at mountpoint on the host) appears.
 type sandboxSpec struct {
 	kind       string   // sandboxBwrap or sandboxNamespace, resolved
+	userns     bool     // in a user namespace (root mapped to root)
 	bwrap      string   // bubblewrap's path
 	mountpoint string   // the session's FUSE mount on the host
 	workDir    string   // where the command sees it: the staged folder's own path
@@ -86,8 +87,12 @@ func (s sandboxSpec) describe() string {
 	if len(s.writable) > 0 {
 		rw += " and " + strings.Join(s.writable, ", ")
 	}
-	return fmt.Sprintf("sandbox: %s (host read-only but %s; private /tmp, /dev, /proc; no capabilities; %s; %d daemon and host paths hidden)",
-		name, rw, net, len(s.masks))
+	caps := "no capabilities"
+	if s.userns {
+		caps += ", user namespace"
+	}
+	return fmt.Sprintf("sandbox: %s (host read-only but %s; private /tmp, /dev, /proc; %s; %s; %d daemon and host paths hidden)",
+		name, rw, caps, net, len(s.masks))
 }
 
 // resolveWritable makes the --rw paths absolute and resolved, and fails on

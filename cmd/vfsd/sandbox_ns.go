@@ -56,7 +56,25 @@ func (s sandboxSpec) namespaceCommand(ctx context.Context) (*exec.Cmd, error) {
 		flags |= unix.CLONE_NEWNET
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: flags, Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if s.userns {
+		// In a user namespace of its own (root mapped to root), whatever
+		// the sandbox's init keeps reaches no namespace it did not create.
+		cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWUSER
+		cmd.SysProcAttr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}
+		cmd.SysProcAttr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}
+	}
 	return cmd, nil
+}
+
+// userNamespaces reports whether this kernel lets root create user
+// namespaces (user.max_user_namespaces above zero).
+func userNamespaces() bool {
+	b, err := os.ReadFile("/proc/sys/user/max_user_namespaces")
+	if err != nil {
+		return false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return err == nil && n > 0
 }
 
 func newNamespaceChildCmd() *cobra.Command {

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -49,6 +50,13 @@ func main() {
 					_, err = os.ReadFile(arg)
 				}
 			}
+		case "open-read": // open a file for reading, reading nothing
+			var fd int
+			if fd, err = unix.Open(arg, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+				unix.Close(fd)
+			}
+		case "ptrace-privileged": // open the memory of a thread that holds capabilities
+			err = ptracePrivileged()
 		case "open-write": // open a file for writing, writing nothing
 			var fd int
 			if fd, err = unix.Open(arg, unix.O_WRONLY|unix.O_CLOEXEC, 0); err == nil {
@@ -98,6 +106,38 @@ func main() {
 		}
 		args = args[2:]
 	}
+}
+
+// ptracePrivileged looks for a process in sight with a thread that holds
+// a capability and a thread (any: they share the memory) whose memory
+// this process may open, as ptrace would: it succeeds when it finds one.
+func ptracePrivileged() error {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		if p == fmt.Sprintf("/proc/%d", os.Getpid()) {
+			continue
+		}
+		tasks, _ := filepath.Glob(p + "/task/[0-9]*")
+		privileged := false
+		for _, t := range tasks {
+			b, _ := os.ReadFile(t + "/status")
+			for _, l := range strings.Split(string(b), "\n") {
+				if k, v, ok := strings.Cut(l, ":"); ok && (k == "CapEff" || k == "CapPrm") && strings.Trim(strings.TrimSpace(v), "0") != "" {
+					privileged = true
+				}
+			}
+		}
+		if !privileged {
+			continue
+		}
+		for _, t := range tasks {
+			if fd, err := unix.Open(t+"/mem", unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+				unix.Close(fd)
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("no privileged process is open to ptrace (of %d)", len(procs))
 }
 
 func readDir(dir string) ([]string, error) {
