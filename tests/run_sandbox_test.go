@@ -275,6 +275,13 @@ func testSandboxFlags(t *testing.T, f *sandboxFixture, sandbox string) {
 	require.Contains(t, stderr, "missing")
 	require.Equal(t, before, f.sessions(t), "a failed run left a session behind")
 
+	// A sandbox that fails after staging (it cannot bind /proc/PID into
+	// its own /proc) is 125 too, and drops the session.
+	_, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--rw", "/proc/self", "--mount", f.project, "--", "true")
+	require.Equal(t, 125, code, stderr)
+	require.Contains(t, stderr, "did not run")
+	require.Equal(t, before, f.sessions(t), "a failed run left a session behind")
+
 	// A command that does not exist is 127, and leaves no session.
 	_, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--mount", f.project, "--", "no-such-command-vfsd")
 	require.Equal(t, 127, code, stderr)
@@ -292,6 +299,16 @@ func testSandboxFlags(t *testing.T, f *sandboxFixture, sandbox string) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &res), stdout)
 	require.Len(t, res.Diff.Entries, 1)
 	require.Contains(t, stderr, "printed")
+	// --json-file: the report in a file, the streams as they are.
+	report := filepath.Join(t.TempDir(), "report.json")
+	stdout, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--json-file", report, "--mount", f.project, "--",
+		"sh", "-c", "echo printed; exit 3")
+	require.Equal(t, 3, code, stderr)
+	require.Contains(t, stdout, "printed")
+	b, err := os.ReadFile(report)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &res), string(b))
+	require.Equal(t, 3, res.ExitCode)
 
 	// Run on a folder holding the daemon's data directory and socket: they
 	// are not staged.

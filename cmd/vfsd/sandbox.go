@@ -123,7 +123,7 @@ func lookCommand(argv0 string) error {
 	}
 	if _, err := exec.LookPath(argv0); err != nil {
 		code := exitRunNotFound
-		if !errors.Is(err, exec.ErrNotFound) {
+		if !errors.Is(err, exec.ErrNotFound) && !errors.Is(err, os.ErrNotExist) {
 			code = exitRunCannot
 		}
 		return exitStatus{code, fmt.Errorf("%s: command not found on PATH (%v)", argv0, err)}

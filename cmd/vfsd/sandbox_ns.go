@@ -115,7 +115,7 @@ func nsInit(spec nsSpec, argv []string) error {
 	path, err := exec.LookPath(argv[0])
 	if err != nil && !errors.Is(err, exec.ErrDot) {
 		code := exitRunNotFound
-		if !errors.Is(err, exec.ErrNotFound) {
+		if !errors.Is(err, exec.ErrNotFound) && !errors.Is(err, os.ErrNotExist) {
 			code = exitRunCannot
 		}
 		started.Write([]byte("x")) // the sandbox is up; the command is what failed
