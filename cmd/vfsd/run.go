@@ -278,7 +278,9 @@ func runMounted(ctx context.Context, c *client.Client, id string, spec sandboxSp
 		}
 	}()
 	spec.mountpoint = mp
-	spec.setMasks(append(daemonPaths, vfsdMounts(mp)...), hostSockets())
+	if err := spec.setMasks(append(daemonPaths, vfsdMounts(mp)...), hostSockets()); err != nil {
+		return exitRunFailed, false, err
+	}
 	proc, err := spec.command(ctx)
 	if err != nil {
 		return exitRunFailed, false, err

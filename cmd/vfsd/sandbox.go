@@ -271,31 +271,44 @@ func unescapeMountinfo(s string) string {
 
 // setMasks keeps, of the candidate paths, those that exist and that the
 // sandbox would show from the host, resolved and without duplicates. A
-// socket a --rw path grants is left visible.
-func (s *sandboxSpec) setMasks(daemonPaths, sockets []string) {
+// socket a --rw path grants is left visible; a daemon path holding the
+// folder or a --rw path is an error (it could not be hidden).
+func (s *sandboxSpec) setMasks(daemonPaths, sockets []string) error {
 	seen := map[string]bool{}
-	add := func(p string, grantable bool) {
+	add := func(p string, grantable bool) error {
 		if p == "" || !filepath.IsAbs(p) {
-			return
+			return nil
 		}
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			p = r
-		} else {
-			return // nothing there to hide
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil // nothing there to hide
+		}
+		p = r
+		for _, w := range append([]string{s.workDir}, s.writable...) {
+			if within(p, w) {
+				if grantable {
+					return nil
+				}
+				return fmt.Errorf("%s is inside %s, which the daemon keeps to itself (its data, socket or another session's mount) and the command must not see; run on, and --rw, paths outside it", w, p)
+			}
 		}
 		if seen[p] || !s.hostView(p) || (grantable && underAny(p, s.writable)) {
-			return
+			return nil
 		}
 		seen[p] = true
 		s.masks = append(s.masks, p)
+		return nil
 	}
 	for _, p := range daemonPaths {
-		add(p, false)
+		if err := add(p, false); err != nil {
+			return err
+		}
 	}
 	for _, p := range sockets {
-		add(p, true)
+		_ = add(p, true)
 	}
 	slices.Sort(s.masks)
+	return nil
 }
 
 // Descriptors the sandbox's process gets besides stdin, stdout, stderr.

@@ -66,15 +66,18 @@ func (s sandboxSpec) namespaceCommand(ctx context.Context) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-// userNamespaces reports whether this kernel lets root create user
-// namespaces (user.max_user_namespaces above zero).
+// userNamespaces reports whether this process can create a user namespace
+// (some kernels and containers forbid it): it tries, with /bin/true.
 func userNamespaces() bool {
 	b, err := os.ReadFile("/proc/sys/user/max_user_namespaces")
-	if err != nil {
+	if n, _ := strconv.Atoi(strings.TrimSpace(string(b))); err != nil || n == 0 {
 		return false
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	return err == nil && n > 0
+	cmd := exec.Command("/bin/true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}}
+	return cmd.Run() == nil
 }
 
 func newNamespaceChildCmd() *cobra.Command {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -66,4 +67,22 @@ func TestRunStatus(t *testing.T) {
 func TestUnescapeMountinfo(t *testing.T) {
 	require.Equal(t, "/tmp/a b", unescapeMountinfo(`/tmp/a\040b`))
 	require.Equal(t, "/plain", unescapeMountinfo("/plain"))
+}
+
+func TestSetMasks(t *testing.T) {
+	dir := t.TempDir()
+	data, proj, sock := dir+"/data", dir+"/proj", dir+"/s.sock"
+	for _, d := range []string{data + "/inner", proj} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	require.NoError(t, os.WriteFile(sock, nil, 0o600))
+	// A --rw path inside the data dir cannot be granted.
+	s := sandboxSpec{workDir: proj, writable: []string{data + "/inner"}}
+	require.ErrorContains(t, s.setMasks([]string{data}, nil), "keeps to itself")
+	// A socket inside a --rw path is granted; the data dir is hidden; a
+	// missing path is left alone. (dir is under /tmp, the private /tmp:
+	// with dir itself writable, its contents show from the host.)
+	s = sandboxSpec{workDir: proj, writable: []string{dir}}
+	require.NoError(t, s.setMasks([]string{data, dir + "/missing"}, []string{sock}))
+	require.Equal(t, []string{data}, s.masks)
 }
