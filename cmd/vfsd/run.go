@@ -70,8 +70,9 @@ it, and stopping vfsd (SIGINT, SIGTERM) stops CMD — SIGKILL ten seconds
 later if need be — and still takes the mount down and prints the diff.
 
 With --json, stdout carries only the report (session, exit code, diff) as
-JSON, and CMD's own stdout goes to stderr; --json-file FILE writes the
-report to FILE instead and leaves the streams as they are.
+JSON, and CMD's own stdout goes to stderr; --json-file FILE also writes the
+report to FILE and leaves the streams as they are. (In its new session CMD
+has no controlling terminal: an interactive shell runs without job control.)
 
 The daemon must run on this machine with DIR beneath one of its --allow-root
 directories; when none is running (and neither --socket nor --addr names one),
