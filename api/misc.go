@@ -106,4 +106,16 @@ type Health struct {
 	Status   string `json:"status"`
 	Sessions int    `json:"sessions"`
 	Version  string `json:"version"`
+	// Private is reported to the admin only (the Unix socket, or the admin
+	// token): the daemon's own host paths, which no session stages and
+	// which vfsd run hides from the command it sandboxes.
+	Private *DaemonPaths `json:"private,omitempty"`
+}
+
+// DaemonPaths are the host paths a daemon keeps to itself.
+type DaemonPaths struct {
+	DataDir   string   `json:"data_dir"`
+	Socket    string   `json:"socket"`
+	TokenFile string   `json:"token_file"`
+	Other     []string `json:"other,omitempty"` // more, e.g. the directory holding the socket
 }

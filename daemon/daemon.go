@@ -382,7 +382,7 @@ func (d *Daemon) importer(asciiOnly bool) (*hostmount.Importer, error) {
 		name = "import-ascii.cache"
 	}
 	im, err := hostmount.New(hostmount.Options{Roots: d.cfg.AllowRoots, ASCIIOnly: asciiOnly,
-		CacheFile: filepath.Join(d.cfg.DataDir, name)})
+		CacheFile: filepath.Join(d.cfg.DataDir, name), Private: d.cfg.privatePaths()})
 	if err != nil {
 		return nil, fmt.Errorf("open the allowed roots: %w", err)
 	}

@@ -187,6 +187,9 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) {
 	case a.ctx.Err() != nil:
 		conflict("not applied: the apply was cancelled (" + a.ctx.Err().Error() + "); apply again")
 		return
+	case a.im.private.holds(path.Join(r.path, rel)):
+		conflict("is the daemon's own data (its data directory, socket or token file), which is never written")
+		return
 	case e.OldKind != 0 && e.OldKind != e.Kind:
 		conflict(fmt.Sprintf("changed from %s to %s; apply that by hand", e.OldKind, e.Kind))
 		return
