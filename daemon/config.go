@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -123,6 +124,14 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxConns <= 0 {
 		c.MaxConns = defaultMaxConns
+	}
+	c.AllowOrigins = slices.Clone(c.AllowOrigins)
+	for i, o := range c.AllowOrigins {
+		norm, err := normalizeOrigin(o)
+		if err != nil {
+			return c, fmt.Errorf("daemon config: allow-origin: %w", err)
+		}
+		c.AllowOrigins[i] = norm
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
