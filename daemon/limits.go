@@ -1,10 +1,12 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -73,6 +75,8 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 		_ = b.rc.SetReadDeadline(time.Time{})
 	case n > 0 && err == nil:
 		_ = b.rc.SetReadDeadline(time.Now().Add(b.timeout))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		err = apiErr(api.CodeInvalidInput, "the request body stopped arriving: nothing came for %s; send it without pausing", b.timeout)
 	}
 	return n, err
 }

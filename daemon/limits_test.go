@@ -248,3 +248,22 @@ func TestTimeoutsSpareProgress(t *testing.T) {
 	require.NoError(t, err, "the event stream outlives the body timeout")
 	require.Equal(t, []string{"a.txt"}, ev.Change.Paths)
 }
+
+// TestStalledBodyAnswer: a body that stops arriving is answered
+// invalid_input, naming the wait, before the connection is closed.
+func TestStalledBodyAnswer(t *testing.T) {
+	cfg := newConfig(t)
+	cfg.BodyTimeout = 200 * time.Millisecond
+	s := start(t, cfg)
+	conn, err := net.Dial("unix", cfg.Socket)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = io.WriteString(conn, "POST /v1/sessions HTTP/1.1\r\nHost: vfsd\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	require.NoError(t, err)
+	got, err := readToClose(conn, 20*time.Second)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(got, "HTTP/1.1 400 "), got)
+	require.Contains(t, got, "stopped arriving")
+	_, err = s.c.Health(context.Background())
+	require.NoError(t, err)
+}
