@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -48,6 +49,28 @@ type Config struct {
 	// TokenFile, are never staged into a session nor written by apply, and
 	// that /healthz reports to the admin so vfsd run can hide them.
 	PrivatePaths []string
+
+	// HeaderTimeout bounds reading a request's headers; 10s when zero.
+	HeaderTimeout time.Duration
+	// BodyTimeout bounds the wait for each read of a request body: a
+	// client that sends nothing for this long has its connection closed,
+	// while one that keeps sending may take as long as it needs (large
+	// blob uploads). Responses are not bound by it (event streams, MCP).
+	// 30s when zero.
+	BodyTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle this long; 2m when
+	// zero.
+	IdleTimeout time.Duration
+	// MaxConns bounds the connections open at once on each listener (the
+	// Unix socket, and the TCP listener, each its own); past it a new
+	// connection is answered 503 unavailable and closed. 512 when zero.
+	MaxConns int
+	// AllowOrigins are browser origins ("https://app.example") allowed to
+	// call the MCP endpoints, besides loopback origins and an origin that
+	// is the request's own IP-literal host. A request with any other
+	// Origin header is refused (403), against DNS rebinding; requests
+	// without one (non-browser clients) are not affected.
+	AllowOrigins []string
 }
 
 // privatePaths are the host paths no session may stage or write: the data
@@ -61,6 +84,10 @@ const (
 	defaultJanitorInterval = 30 * time.Second
 	defaultShutdownTimeout = 10 * time.Second
 	defaultMaxBlobBytes    = 1 << 30
+	defaultHeaderTimeout   = 10 * time.Second
+	defaultBodyTimeout     = 30 * time.Second
+	defaultIdleTimeout     = 2 * time.Minute
+	defaultMaxConns        = 512
 	// maxJSONBytes caps a JSON request body (tool parameters included: the
 	// MCP stdio transport's bound on one message).
 	maxJSONBytes = 16 << 20
@@ -96,6 +123,26 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxBlobBytes <= 0 {
 		c.MaxBlobBytes = defaultMaxBlobBytes
+	}
+	if c.HeaderTimeout <= 0 {
+		c.HeaderTimeout = defaultHeaderTimeout
+	}
+	if c.BodyTimeout <= 0 {
+		c.BodyTimeout = defaultBodyTimeout
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = defaultIdleTimeout
+	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = defaultMaxConns
+	}
+	c.AllowOrigins = slices.Clone(c.AllowOrigins)
+	for i, o := range c.AllowOrigins {
+		norm, err := normalizeOrigin(o)
+		if err != nil {
+			return c, fmt.Errorf("daemon config: allow-origin: %w", err)
+		}
+		c.AllowOrigins[i] = norm
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -85,6 +85,9 @@ func writeError(w http.ResponseWriter, err error) {
 	ae := toAPIError(err)
 	if ae.Code == api.CodeUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="vfsd"`)
+		// Close the connection rather than read (or wait for) the body
+		// of a caller nobody knows.
+		w.Header().Set("Connection", "close")
 	}
 	writeJSON(w, ae.Status, api.ErrorBody{Error: ae})
 }

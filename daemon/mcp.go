@@ -1,7 +1,11 @@
 package daemon
 
 import (
+	"fmt"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,6 +28,9 @@ type mcpEndpoint struct {
 // see mcpserver.HTTPHandler): the tools of the session's profile, or of
 // ?profile=NAME.
 func (d *Daemon) handleMCP(w http.ResponseWriter, r *http.Request) error {
+	if err := d.checkOrigin(r); err != nil {
+		return err
+	}
 	e, err := d.lookup(r.PathValue("id"))
 	if err != nil {
 		return err
@@ -59,4 +66,60 @@ func (d *Daemon) mcpHandler(e *entry, profile string) (http.Handler, error) {
 	}
 	m.handlers[profile] = h
 	return h, nil
+}
+
+// checkOrigin refuses a browser request from another site: the MCP
+// transport requires servers to check Origin against DNS rebinding, where
+// a page of evil.example, its name rebound to the daemon's address, calls
+// the daemon from the user's browser. A request without Origin is no
+// browser's (or a same-origin GET) and passes. An Origin passes when it is
+// one of Config.AllowOrigins; a loopback one (localhost, 127.0.0.0/8,
+// [::1]); or the request's own host when that is an IP literal. A DNS
+// name is never trusted for being the request's own Host: after a rebind
+// the attacker's name is exactly that.
+func (d *Daemon) checkOrigin(r *http.Request) error {
+	origins := r.Header.Values("Origin")
+	if len(origins) == 0 {
+		return nil
+	}
+	o := origins[0]
+	if len(origins) == 1 && d.originAllowed(o, r.Host) {
+		return nil
+	}
+	return apiErr(api.CodeForbidden, "the MCP endpoint does not serve pages of origin %q (a browser page of another site is refused, against DNS rebinding); if this is your client, start vfsd serve with --allow-origin %s", o, o)
+}
+
+// originAllowed reports whether a request from origin o to host may be
+// served.
+func (d *Daemon) originAllowed(o, host string) bool {
+	norm, err := normalizeOrigin(o)
+	if err != nil {
+		return false
+	}
+	for _, a := range d.cfg.AllowOrigins {
+		if a == norm {
+			return true
+		}
+	}
+	u, _ := url.Parse(norm)
+	name := u.Hostname()
+	if name == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(name)
+	if ip == nil {
+		return false
+	}
+	return ip.IsLoopback() || strings.EqualFold(u.Host, host)
+}
+
+// normalizeOrigin checks that o is an origin, scheme://host[:port] with
+// scheme http or https, and returns it in lower case.
+func normalizeOrigin(o string) (string, error) {
+	u, err := url.Parse(strings.ToLower(strings.TrimSpace(o)))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("%q is not an origin: use scheme://host[:port], with scheme http or https", o)
+	}
+	return u.Scheme + "://" + u.Host, nil
 }

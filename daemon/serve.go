@@ -15,12 +15,9 @@ import (
 // maxSocketPath is the longest path a Unix socket may have on Linux.
 const maxSocketPath = 107
 
-// Connection timeouts: for a request's headers, and for an idle
-// keep-alive connection. (No write timeout: event streams are long.)
-const (
-	readHeaderTimeout = 10 * time.Second
-	idleTimeout       = 2 * time.Minute
-)
+// maxHeaderBytes bounds a request's headers: tokens are short, and no
+// route takes anything large in a header.
+const maxHeaderBytes = 64 << 10
 
 // Serve serves the API on the Unix socket and, with Config.Listen, on TCP,
 // runs the janitor that closes expired sessions, and returns when ctx ends
@@ -35,15 +32,12 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		return err
 	}
 	defer os.Remove(d.cfg.Socket)
-	servers := []*http.Server{{
-		Handler:           d.handler,
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       idleTimeout,
-		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
-			return context.WithValue(ctx, viaSocketKey{}, true)
-		},
-	}}
-	listeners := []net.Listener{unixLn}
+	socketSrv := d.httpServer()
+	socketSrv.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, viaSocketKey{}, true)
+	}
+	servers := []*http.Server{socketSrv}
+	listeners := []net.Listener{d.limitListener(unixLn)}
 	if d.cfg.Listen != "" {
 		tcpLn, err := net.Listen("tcp", d.cfg.Listen)
 		if err != nil {
@@ -51,8 +45,8 @@ func (d *Daemon) Serve(ctx context.Context) error {
 			return fmt.Errorf("listen on %s: %w", d.cfg.Listen, err)
 		}
 		d.tcpAddr = tcpLn.Addr().String()
-		listeners = append(listeners, tcpLn)
-		servers = append(servers, &http.Server{Handler: d.handler, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout})
+		listeners = append(listeners, d.limitListener(tcpLn))
+		servers = append(servers, d.httpServer())
 	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {

@@ -183,7 +183,7 @@ func NewServer(backend Backend, opts Options) (*mcp.Server, error) {
 		rank[t.Name] = i
 		srv.AddTool(t, (&binding{backend: backend, name: t.Name, logger: opts.Logger}).handle)
 	}
-	srv.AddReceivingMiddleware(profileOrder(rank))
+	srv.AddReceivingMiddleware(profileOrder(rank), carrierCancel)
 	return srv, nil
 }
 

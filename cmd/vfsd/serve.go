@@ -18,6 +18,8 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 		dataDir, listen, tokenFile, logLevel string
 		roots                                []string
 		defaultTTL                           time.Duration
+		allowOrigins                         []string
+		maxConns                             int
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--data-dir DIR] [--socket PATH] [--listen ADDR] [--allow-root DIR]...",
@@ -64,6 +66,7 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 			cfg := daemon.Config{
 				DataDir: dataDir, Socket: socket, Listen: listen, Token: value(g.token, envToken),
 				TokenFile: tokenFile, AllowRoots: roots, DefaultTTL: defaultTTL,
+				AllowOrigins: allowOrigins, MaxConns: maxConns,
 				Logger:  slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})),
 				Version: version(),
 			}
@@ -88,6 +91,8 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 	f.StringArrayVar(&roots, "allow-root", nil, "a host directory sessions may be staged from and applied to (repeatable)")
 	f.DurationVar(&defaultTTL, "default-ttl", 0, "lifetime of sessions created without a ttl (0: no expiry)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringArrayVar(&allowOrigins, "allow-origin", nil, "a browser origin (scheme://host[:port]) allowed to call the MCP endpoints, besides loopback ones (repeatable)")
+	f.IntVar(&maxConns, "max-conns", 0, "connections open at once on each listener, past which new ones get 503 (default 512)")
 	return cmd
 }
 

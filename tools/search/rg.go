@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/vfsd/vfsd/vfs"
 )
@@ -310,6 +312,10 @@ func rgArgs(j *job) []string {
 	return append(args, "--regexp", j.m.rg, "--")
 }
 
+// rgWaitDelay bounds how long reaping a killed rg waits for its output
+// to close.
+const rgWaitDelay = time.Second
+
 // runRG runs rg on one batch and parses its output into found.
 func runRG(ctx context.Context, rg string, j *job, local []*rgFile, batch []int, byPath map[string]int, found []fileHits) error {
 	args := rgArgs(j)
@@ -317,6 +323,11 @@ func runRG(ctx context.Context, rg string, j *job, local []*rgFile, batch []int,
 		args = append(args, local[k].path)
 	}
 	cmd := exec.CommandContext(ctx, rg, args...)
+	// rg runs in a process group of its own, killed whole when ctx ends:
+	// nothing it may start outlives the search or holds its output open.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = rgWaitDelay
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -326,7 +337,14 @@ func runRG(ctx context.Context, rg string, j *job, local []*rgFile, batch []int,
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("run rg: %w", err)
 	}
+	// Stop reading when ctx ends, whoever still holds the pipe's other end.
+	stop := context.AfterFunc(ctx, func() { out.Close() })
+	defer stop()
 	perr := parseRG(bufio.NewReaderSize(out, 64<<10), j, byPath, found)
+	if perr != nil && ctx.Err() != nil {
+		cmd.Wait()
+		return ctx.Err()
+	}
 	if perr != nil {
 		// Drain so that rg is not blocked writing when Wait reaps it.
 		_, _ = io.Copy(io.Discard, out)
