@@ -308,6 +308,11 @@ func rgArgs(j *job) []string {
 		if j.after > 0 {
 			args = append(args, "--after-context", strconv.Itoa(j.after))
 		}
+		if j.maxMatches > 0 {
+			// As the native engine: no file contributes more matching
+			// lines than the result can hold.
+			args = append(args, "--max-count", strconv.Itoa(j.maxMatches))
+		}
 	}
 	return append(args, "--regexp", j.m.rg, "--")
 }
