@@ -51,6 +51,8 @@ type Options struct {
 	// FlushInterval bounds how long a Relaxed mutation can stay not durable;
 	// one second when zero.
 	FlushInterval time.Duration
+	// Quota bounds what the session may hold; zero fields are unbounded.
+	Quota Quota
 }
 
 // Session is one agent workspace: a Tree over a base snapshot, an upper
@@ -80,6 +82,12 @@ type Session struct {
 	frozen     map[*Frozen]struct{}  // frozen trees not yet released
 	subs       map[int]func(Notice)
 	subSeq     int
+
+	// treeBytes mirrors tree.Bytes() for writers that do not hold mu;
+	// pending is the growth of upper files past their committed sizes
+	// (tracked only under a byte quota).
+	treeBytes atomic.Int64
+	pending   atomic.Int64
 }
 
 // dirtyMark records the last event that changed a path since the session's
@@ -216,6 +224,7 @@ func Create(ctx context.Context, opts Options, base Tree, baseID string) (*Sessi
 		base = EmptyTree(s.header.Created)
 	}
 	s.journal, s.tree, s.ref = j, base, baseID
+	s.treeBytes.Store(base.Bytes())
 	go j.flushEvery(opts.FlushInterval)
 	return s, nil
 }
@@ -311,6 +320,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		s.journal.Close()
 		return nil, fmt.Errorf("open session %s: %w", opts.ID, err)
 	}
+	s.treeBytes.Store(s.tree.Bytes())
 	go s.journal.flushEvery(opts.FlushInterval)
 	return s, nil
 }
@@ -467,11 +477,15 @@ func (s *Session) applyLocked(op string, e *Event) (uint64, error) {
 	if err != nil {
 		return 0, withOp(err, op)
 	}
+	if err := s.checkQuotaLocked(op, old, t, e); err != nil {
+		return 0, err
+	}
 	seq, err := s.journal.Append(e)
 	if err != nil {
 		return 0, ioErr(op, e.Path, err)
 	}
 	s.tree, s.seq = t, seq
+	s.treeBytes.Store(t.Bytes())
 	s.markDirty(e, seq)
 	s.settleLocked(old, e)
 	return seq, nil

@@ -37,6 +37,15 @@ type upperFile struct {
 	dirty atomic.Bool  // written since the last commit
 	size  atomic.Int64 // live size, including uncommitted writes
 
+	// Under a byte quota: pending is the session's account of uncommitted
+	// growth (nil without a quota), committed the size last committed
+	// (guarded by mu, written only when held exclusively), and grow
+	// serialises the writes that extend the file, which reserve their
+	// growth before they land.
+	pending   *atomic.Int64
+	committed int64
+	grow      sync.Mutex
+
 	inTree bool // the tree references it; guarded by Session.mu
 	refs   int  // detached handles holding it; guarded by Session.mu
 }
@@ -61,6 +70,7 @@ func (uf *upperFile) close(remove bool) {
 		return
 	}
 	uf.closed = true
+	uf.settlePending()
 	uf.fmu.Lock()
 	if uf.f != nil {
 		upperFDs.remove(uf)
@@ -169,7 +179,10 @@ func (s *Session) copyUp(src Blob, limit int64) (*upperFile, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("copy up: %w", err)
 	}
-	uf := &upperFile{id: id, path: path, f: f}
+	uf := &upperFile{id: id, path: path, f: f, committed: src.Size()}
+	if s.quotaBytes() {
+		uf.pending = &s.pending
+	}
 	uf.size.Store(n)
 	if n < src.Size() {
 		// A shortened copy (for truncation) differs from the node's content:
@@ -321,7 +334,10 @@ func (s *Session) recoverUppers() error {
 			err = fmt.Errorf("upper file of %s: %w", p, terr)
 			return err
 		}
-		uf := &upperFile{id: n.Upper, path: path}
+		uf := &upperFile{id: n.Upper, path: path, committed: n.Size}
+		if s.quotaBytes() {
+			uf.pending = &s.pending
+		}
 		uf.size.Store(n.Size)
 		s.registerLocked(uf)
 		return nil
