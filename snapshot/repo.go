@@ -32,6 +32,7 @@ type Repo struct {
 	snaps    map[string]*Snapshot     // loaded snapshots, by ID
 	index    map[vfs.Hash]manifestLoc // where each known manifest is stored
 	indexed  map[vfs.Hash]bool        // records whose manifests are indexed
+	packs    map[vfs.Hash]bool        // indexed Records objects that are manifest packs
 	slots    *slotPool                // prepared session directories
 
 	ownStore io.Closer // closed by Close: the store OpenLocalRepo opened
@@ -43,8 +44,13 @@ type Repo struct {
 	// exclusively by garbage collection while it deletes: so a Put never
 	// finds, and then relies on, a blob that is being deleted.
 	gc sync.RWMutex
-	// gcRun serialises garbage collections.
+	// gcRun serialises garbage collections and snapshot deletions.
 	gcRun sync.Mutex
+	// records is held shared by every writer of a snapshot record from the
+	// moment it consults the manifest index until the record is indexed,
+	// and exclusively by whatever deletes records: so no new record relies
+	// on a manifest in a record being deleted.
+	records sync.RWMutex
 }
 
 // RepoOptions configure a Repo.
@@ -67,7 +73,7 @@ func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOpt
 	r := &Repo{
 		store: store, sessionsDir: sessionsDir, clock: opts.Clock, policy: opts.Policy,
 		sessions: make(map[string]*vfs.Session), snaps: make(map[string]*Snapshot),
-		index: make(map[vfs.Hash]manifestLoc), indexed: make(map[vfs.Hash]bool),
+		index: make(map[vfs.Hash]manifestLoc), indexed: make(map[vfs.Hash]bool), packs: make(map[vfs.Hash]bool),
 		pins: pinSet{counts: make(map[vfs.Hash]int)},
 	}
 	entries, err := os.ReadDir(sessionsDir)

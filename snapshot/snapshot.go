@@ -86,6 +86,9 @@ func (r *Repo) Get(ctx context.Context, id string) (*Snapshot, error) {
 		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 	}
 	rec, manifests, err := r.indexRecord(h, b)
+	if errors.Is(err, errIsPack) {
+		return nil, errSnapshotNotFound(id)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 	}
@@ -120,7 +123,7 @@ func (r *Repo) Resolve(ctx context.Context, prefix string) (string, error) {
 	}
 	var found []string
 	err := r.store.List(ctx, Records, func(h vfs.Hash, _ int64) error {
-		if s := h.String(); strings.HasPrefix(s, prefix) {
+		if s := h.String(); strings.HasPrefix(s, prefix) && !r.isPack(h) {
 			found = append(found, s)
 		}
 		return nil
@@ -148,6 +151,9 @@ func (r *Repo) List(ctx context.Context) ([]*Snapshot, error) {
 	out := make([]*Snapshot, 0, len(ids))
 	for _, id := range ids {
 		snap, err := r.Get(ctx, id)
+		if errors.Is(err, vfs.ErrNotFound) {
+			continue // a manifest pack, or deleted meanwhile
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -213,6 +219,8 @@ func (r *Repo) frozenManifests(ctx context.Context, f *vfs.Frozen, dry bool) (*m
 
 // record writes the record of a frozen tree, with its new manifests.
 func (r *Repo) record(ctx context.Context, f *vfs.Frozen, label, session string) (*Snapshot, error) {
+	r.records.RLock()
+	defer r.records.RUnlock()
 	w, dirs, err := r.frozenManifests(ctx, f, false)
 	if err != nil {
 		return nil, err
@@ -257,6 +265,8 @@ func (r *Repo) writeRecord(ctx context.Context, tree vfs.Tree, dirs dirHashes, p
 // CommitTree records tree — whose files must all be blobs, as a host import
 // builds it — as a new snapshot, writing every manifest.
 func (r *Repo) CommitTree(ctx context.Context, tree vfs.Tree, label string) (*Snapshot, error) {
+	r.records.RLock()
+	defer r.records.RUnlock()
 	w := &manifestWriter{r: r, tree: tree}
 	dirs, err := w.update(ctx, newDirHashes(), []vfs.Change{{Path: vfs.Root, Subtree: true}})
 	if err != nil {

@@ -308,6 +308,7 @@ func (s *Session) restoredLocked(t Tree, e *Event, seq uint64) {
 	t = t.withInoFloor(e.Ino)
 	s.tree, s.seq, s.ref, s.restoreSeq, s.inoFloor = t, seq, e.Snapshot, seq, t.MaxIno()
 	s.treeBytes.Store(t.Bytes())
+	s.restored = append(s.restored, e.Snapshot)
 	if e.Initial {
 		s.header.Initial = e.Snapshot
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,6 +89,10 @@ type Session struct {
 	// (tracked only under a byte quota).
 	treeBytes atomic.Int64
 	pending   atomic.Int64
+
+	// restored lists the snapshots restored since the journal's header:
+	// recovery loads each of them again.
+	restored []string
 }
 
 // dirtyMark records the last event that changed a path since the session's
@@ -340,6 +345,7 @@ func (s *Session) compact(restored string, tail []*Event) error {
 	s.journal, s.header = j, hdr
 	s.seq -= shift
 	s.restoreSeq = 0
+	s.restored = nil
 	for p, m := range s.dirty {
 		m.seq -= shift
 		s.dirty[p] = m
@@ -395,6 +401,22 @@ func (s *Session) Info() Info {
 		Initial: s.header.Initial, Ref: s.ref, Seq: s.seq, Dirty: len(s.dirty),
 		Files: s.tree.Files(), Bytes: s.tree.Bytes(), Nodes: s.tree.Len(),
 	}
+}
+
+// Snapshots returns the snapshots the session needs to be recovered from
+// its journal and reset: its journal's base, its initial snapshot, and
+// every snapshot restored since the journal was last compacted (at Open).
+// Deleting one of them would leave a session that cannot be reopened.
+func (s *Session) Snapshots() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []string
+	for _, id := range append([]string{s.header.Base, s.header.Initial}, s.restored...) {
+		if id != "" && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // Subscribe registers fn to be told about every event applied from now on,
