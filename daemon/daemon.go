@@ -70,6 +70,8 @@ type entry struct {
 	// hostMu serialises the operations that involve the host: reset
 	// (which imports again), apply, FUSE mount and unmount.
 	hostMu sync.Mutex
+	// snapMu serialises a snapshot quota check with the snapshot.
+	snapMu sync.Mutex
 
 	mu   sync.Mutex // guards meta, fuse and gone, and saving meta
 	meta *sessionMeta
@@ -162,7 +164,7 @@ func (d *Daemon) recover(ctx context.Context) error {
 		d.sessions[id] = newEntry(id, pol, m)
 	}
 	repo, err := snapshot.OpenRepo(ctx, d.store, filepath.Join(d.cfg.DataDir, "sessions"),
-		snapshot.RepoOptions{Policy: d.policyHook})
+		snapshot.RepoOptions{Policy: d.policyHook, Quota: d.quotaHook})
 	if err != nil {
 		return err
 	}

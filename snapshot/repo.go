@@ -26,6 +26,7 @@ type Repo struct {
 	sessionsDir string
 	clock       func() time.Time
 	policy      func(id string) vfs.Policy
+	quota       func(id string) vfs.Quota
 
 	mu       sync.Mutex
 	sessions map[string]*vfs.Session
@@ -59,6 +60,8 @@ type RepoOptions struct {
 	Clock func() time.Time
 	// Policy, if set, returns the policy hook for a session.
 	Policy func(sessionID string) vfs.Policy
+	// Quota, if set, returns the quota of a session.
+	Quota func(sessionID string) vfs.Quota
 }
 
 // OpenRepo opens the repository whose sessions live under sessionsDir and
@@ -71,7 +74,7 @@ func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOpt
 		return nil, fmt.Errorf("open repo: %w", err)
 	}
 	r := &Repo{
-		store: store, sessionsDir: sessionsDir, clock: opts.Clock, policy: opts.Policy,
+		store: store, sessionsDir: sessionsDir, clock: opts.Clock, policy: opts.Policy, quota: opts.Quota,
 		sessions: make(map[string]*vfs.Session), snaps: make(map[string]*Snapshot),
 		index: make(map[vfs.Hash]manifestLoc), indexed: make(map[vfs.Hash]bool), packs: make(map[vfs.Hash]bool),
 		pins: pinSet{counts: make(map[vfs.Hash]int)},
@@ -191,6 +194,9 @@ func (r *Repo) sessionOptions(id, dir string) vfs.Options {
 	}
 	if r.policy != nil {
 		opts.Policy = r.policy(id)
+	}
+	if r.quota != nil {
+		opts.Quota = r.quota(id)
 	}
 	return opts
 }

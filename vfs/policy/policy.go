@@ -85,6 +85,7 @@ type Caps struct {
 	MaxDepth            int64 `json:"max_depth,omitempty"`             // segments in a path
 	MaxSegmentLen       int64 `json:"max_segment_len,omitempty"`       // bytes in one path segment
 	MaxSessionBytes     int64 `json:"max_session_bytes,omitempty"`     // total file bytes in the session
+	MaxSessionFiles     int64 `json:"max_session_files,omitempty"`     // files, directories and symlinks in the session
 }
 
 // Clamp returns the effective limit of a request: the smaller of request
@@ -135,7 +136,7 @@ func (p *Policy) Validate() error {
 func (c Caps) hasNegative() bool {
 	for _, v := range []int64{c.MaxReadBytes, c.MaxWriteBytes, c.MaxWriteChars, c.MaxPatchBytes,
 		c.MaxInlineBytes, c.MaxGrepResults, c.MaxGlobResults, c.MaxScannedFiles, c.MaxScannedBytes,
-		c.MaxChangedFiles, c.MaxEditReplacements, c.MaxEntries, c.MaxDepth, c.MaxSegmentLen, c.MaxSessionBytes} {
+		c.MaxChangedFiles, c.MaxEditReplacements, c.MaxEntries, c.MaxDepth, c.MaxSegmentLen, c.MaxSessionBytes, c.MaxSessionFiles} {
 		if v < 0 {
 			return true
 		}
