@@ -220,6 +220,10 @@ func (r *Repo) NewSession(ctx context.Context, opts SessionOptions) (*vfs.Sessio
 		return nil, &vfs.Error{Op: "create session", Path: id, Code: vfs.CodeInvalid,
 			Msg: "session IDs are 1-64 letters, digits, '_', '.' or '-'"}
 	}
+	// The base cannot be deleted between its load and the session's
+	// creation, after which the session holds it.
+	r.records.RLock()
+	defer r.records.RUnlock()
 	var base vfs.Tree
 	if opts.Base != "" {
 		snap, err := r.Get(ctx, opts.Base)

@@ -279,6 +279,8 @@ func (r *Repo) CommitTree(ctx context.Context, tree vfs.Tree, label string) (*Sn
 // the workspace: the session adopts the snapshot's tree, sharing every node
 // and blob.
 func (r *Repo) Restore(ctx context.Context, s *vfs.Session, id string) error {
+	r.records.RLock() // the snapshot stays until the session holds it
+	defer r.records.RUnlock()
 	snap, err := r.Get(ctx, id)
 	if err != nil {
 		return err
