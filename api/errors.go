@@ -14,6 +14,7 @@ const (
 	CodeTooLarge       = "too_large"       // a body or import is over its limit
 	CodeForbidden      = "forbidden"       // the caller may not do this (token scope, allow-listed roots)
 	CodeUnauthorized   = "unauthorized"    // no valid token was presented
+	CodeLimitExceeded  = "limit_exceeded"  // a policy's bound is used up (max_forks); ask the admin
 	CodeMethod         = "method_not_allowed"
 	CodeUnavailable    = "unavailable" // the daemon is shutting down, or a facility (FUSE) is missing
 	CodeInternal       = "error"       // anything else; the message says what failed
@@ -30,7 +31,7 @@ func HTTPStatus(code string) int {
 		return http.StatusBadRequest
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge
-	case CodeForbidden:
+	case CodeForbidden, CodeLimitExceeded:
 		return http.StatusForbidden
 	case CodeUnauthorized:
 		return http.StatusUnauthorized

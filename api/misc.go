@@ -34,8 +34,10 @@ type ApplyReport struct {
 	Conflicts []ApplyChange `json:"conflicts"`
 	// Outside lists changed session paths that no mount maps to the host.
 	Outside []string `json:"outside,omitempty"`
-	// ImportSnapshot is the session's new import snapshot when a real
-	// apply wrote everything (the next apply starts from it); "" otherwise.
+	// ImportSnapshot is the session's import snapshot after a real apply:
+	// the previous one with exactly the changes applied (the session's
+	// state when everything applied), so the next apply neither redoes
+	// nor undoes this one; "" for a dry run.
 	ImportSnapshot string `json:"import_snapshot,omitempty"`
 }
 
@@ -43,7 +45,7 @@ type ApplyReport struct {
 type ApplyChange struct {
 	Path     string `json:"path"`
 	HostPath string `json:"host_path"`
-	Action   string `json:"action"` // write, mkdir, symlink, delete or rmdir
+	Action   string `json:"action"` // write, mkdir, chmod (a directory's mode), symlink, delete or rmdir
 	Conflict string `json:"conflict,omitempty"`
 }
 
@@ -56,9 +58,17 @@ type Blob struct {
 // MountRequest is the body of POST /v1/sessions/{id}/mount.
 type MountRequest struct {
 	// Dir is an existing host directory to mount the session at.
-	Dir        string `json:"dir"`
-	ReadOnly   bool   `json:"read_only,omitempty"`
-	AllowOther bool   `json:"allow_other,omitempty"`
+	Dir      string `json:"dir"`
+	ReadOnly bool   `json:"read_only,omitempty"`
+	// AllowOther lets users other than the daemon's in. It always comes
+	// with the kernel's permission checks (default_permissions): every
+	// user is held to the files' permission bits and owner.
+	AllowOther bool `json:"allow_other,omitempty"`
+	// UID and GID own every file and directory in the mount (default: the
+	// daemon's user and group): with allow_other, the container user
+	// that should have the owner's rights.
+	UID uint32 `json:"uid,omitempty"`
+	GID uint32 `json:"gid,omitempty"`
 }
 
 // FuseMount is a session's FUSE mount.
@@ -66,6 +76,11 @@ type FuseMount struct {
 	Dir        string `json:"dir"`
 	ReadOnly   bool   `json:"read_only,omitempty"`
 	AllowOther bool   `json:"allow_other,omitempty"`
+	// DefaultPermissions says the kernel checks permission bits and
+	// ownership; always set with AllowOther.
+	DefaultPermissions bool   `json:"default_permissions,omitempty"`
+	UID                uint32 `json:"uid,omitempty"`
+	GID                uint32 `json:"gid,omitempty"`
 }
 
 // Event is one notice on a session's event stream (data of an SSE
@@ -91,4 +106,16 @@ type Health struct {
 	Status   string `json:"status"`
 	Sessions int    `json:"sessions"`
 	Version  string `json:"version"`
+	// Private is reported to the admin only (the Unix socket, or the admin
+	// token): the daemon's own host paths, which no session stages and
+	// which vfsd run hides from the command it sandboxes.
+	Private *DaemonPaths `json:"private,omitempty"`
+}
+
+// DaemonPaths are the host paths a daemon keeps to itself.
+type DaemonPaths struct {
+	DataDir   string   `json:"data_dir"`
+	Socket    string   `json:"socket"`
+	TokenFile string   `json:"token_file"`
+	Other     []string `json:"other,omitempty"` // more, e.g. the directory holding the socket
 }

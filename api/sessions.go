@@ -103,6 +103,18 @@ type Session struct {
 	Bytes        int64  `json:"bytes"`
 	// Quota is the session's effective quota (0: no limit).
 	Quota *Quota `json:"quota,omitempty"`
+
+	// UID identifies this incarnation of the session: unlike its ID, it is
+	// never reused. Snapshots taken of it carry it (Snapshot.SessionUID).
+	UID string `json:"uid,omitempty"`
+	// Forks counts the open forks that draw on the fork budget this
+	// session draws on (its policy's max_forks): the forks made with
+	// session tokens from the session the admin created, from its forks,
+	// and so on. Closing a fork gives its place back.
+	Forks int `json:"forks,omitempty"`
+	// ForkBudgetOf is the session whose fork budget this one draws on when
+	// it is not its own: a fork made with a session token.
+	ForkBudgetOf string `json:"fork_budget_of,omitempty"`
 }
 
 // ResetResponse answers POST /v1/sessions/{id}/reset.

@@ -19,6 +19,11 @@ type Snapshot struct {
 	// Manifests is how many directory manifests the snapshot stored: the
 	// directories that changed since its parent.
 	Manifests int `json:"manifests"`
+
+	// SessionUID is the incarnation of Session it was taken of
+	// (Session.UID); "" for imports and for snapshots taken before
+	// incarnations existed.
+	SessionUID string `json:"session_uid,omitempty"`
 }
 
 // SnapshotList answers the snapshot list endpoints, newest first.
@@ -49,9 +54,13 @@ type DiffEntry struct {
 	OldKind string `json:"old_kind,omitempty"`
 	OldSize int64  `json:"old_size,omitempty"`
 	NewSize int64  `json:"new_size,omitempty"`
-	OldMode uint32 `json:"old_mode,omitempty"`
-	NewMode uint32 `json:"new_mode,omitempty"`
-	// Text is the unified diff of a text file, when asked for (text=true).
+	OldMode uint32 `json:"old_mode,omitempty"` // permission bits before (0o644 is 420)
+	NewMode uint32 `json:"new_mode,omitempty"` // permission bits after
+	// OldTarget and NewTarget are a symlink's target before and after.
+	OldTarget string `json:"old_target,omitempty"`
+	NewTarget string `json:"new_target,omitempty"`
+	// Text is the unified diff of a text file, or of a symlink's target
+	// (as git shows a link), when asked for (text=true).
 	Text string `json:"text,omitempty"`
 	// Binary is set when a text diff was asked for but the content is not
 	// text, or too large.

@@ -10,9 +10,12 @@ import (
 
 // handleApply writes what changed in a session since its import back to
 // the host folders it was staged from, refusing (and reporting) each path
-// the host changed meanwhile. After a real apply that wrote everything, the
-// session's current state becomes its import snapshot, so the next apply
-// writes only what changes after this one.
+// the host changed meanwhile or would not take. The answer is always the
+// whole report: a change that fails half-way is a conflict with its
+// reason, not an error. After a real apply the session's import snapshot
+// advances by exactly what was applied (to the session's state when
+// everything was), so the next apply writes only what is left or changes
+// later.
 func (d *Daemon) handleApply(w http.ResponseWriter, r *http.Request) error {
 	e, err := d.lookup(r.PathValue("id"))
 	if err != nil {
@@ -34,29 +37,20 @@ func (d *Daemon) handleApply(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	// What a real apply writes is snapshotted first: it becomes the next
-	// import base. (A tool call racing the apply may land after the
-	// snapshot and still be written; the next apply then reports that
-	// path as a conflict rather than write it twice.)
-	var applied string
-	if !req.DryRun {
-		snap, err := d.repo.Snapshot(ctx, e.s, "apply")
-		if err != nil {
-			return fmt.Errorf("apply %s: %w", e.id, err)
-		}
-		applied = snap.ID
-	}
-	rep, err := im.Apply(ctx, d.repo, base, e.s, mounts, hostmount.ApplyOptions{DryRun: req.DryRun})
+	// A real apply snapshots the session and writes from that snapshot: a
+	// tool call racing the apply is wholly in it or left for the next.
+	rep, err := im.Apply(r.Context(), d.repo, base, e.s, mounts, hostmount.ApplyOptions{DryRun: req.DryRun})
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", e.id, err)
 	}
 	out := applyReport(rep)
-	if !req.DryRun && len(rep.Conflicts) == 0 {
-		if err := d.updateMeta(e, func(m *sessionMeta) { m.Import = applied }); err != nil {
-			return err
+	if !req.DryRun && rep.Import != "" {
+		if rep.Import != base {
+			if err := d.updateMeta(e, func(m *sessionMeta) { m.Import = rep.Import }); err != nil {
+				return err
+			}
 		}
-		out.ImportSnapshot = applied
+		out.ImportSnapshot = rep.Import
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

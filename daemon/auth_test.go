@@ -79,9 +79,9 @@ func TestTokens(t *testing.T) {
 	snapB, err := cb.CreateSnapshot(ctx, "b", "theirs")
 	require.NoError(t, err)
 	_, err = ca.Restore(ctx, "a", snapB.ID)
-	requireCode(t, err, api.CodeForbidden) // another session's snapshot
+	requireCode(t, err, api.CodeNotFound) // another session's snapshot: as if there were none
 	_, err = ca.SessionDiff(ctx, "a", client.DiffQuery{From: snapB.ID})
-	requireCode(t, err, api.CodeForbidden)
+	requireCode(t, err, api.CodeNotFound)
 	_, err = ca.Restore(ctx, "a", snapA.ID)
 	require.NoError(t, err)
 	up, err := ca.PutBlob(ctx, strings.NewReader("blob"))
@@ -93,11 +93,14 @@ func TestTokens(t *testing.T) {
 	// A session token may fork its session, keeping its policy.
 	_, err = cb.ForkSession(ctx, "b", api.CreateSessionRequest{Policy: "aos"})
 	requireCode(t, err, api.CodeForbidden)
-	fb, err := cb.ForkSession(ctx, "b", api.CreateSessionRequest{ID: "b2"})
+	_, err = cb.ForkSession(ctx, "b", api.CreateSessionRequest{ID: "b2"})
+	requireCode(t, err, api.CodeForbidden) // the daemon names a session token's forks
+	fb, err := cb.ForkSession(ctx, "b", api.CreateSessionRequest{})
 	require.NoError(t, err)
 	require.Equal(t, "x07", fb.Session.Policy)
+	b2 := fb.Session.ID
 	cb2 := s.tcpClient(fb.Token)
-	r := call(t, cb2, "b2", "read_file", `{"path":"mine.txt"}`, "ok")
+	r := call(t, cb2, b2, "read_file", `{"path":"mine.txt"}`, "ok")
 	require.Equal(t, "b\n", r["inline_text"])
 	_, err = cb2.Session(ctx, "b")
 	requireCode(t, err, api.CodeForbidden)

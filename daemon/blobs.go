@@ -28,16 +28,25 @@ func parseBlobRef(ref string) (vfs.Hash, error) {
 	return h, nil
 }
 
-// handleGetBlob sends a blob's content (Range requests work). Knowing a
-// blob's reference — a hash of its content — is what grants reading it.
+// handleGetBlob sends a blob's content (Range requests work). The admin
+// reads any blob; a session token those granted to its session (see
+// blobGrants), and any other answers as a blob that does not exist.
 func (d *Daemon) handleGetBlob(w http.ResponseWriter, r *http.Request) error {
 	h, err := parseBlobRef(r.PathValue("ref"))
 	if err != nil {
 		return err
 	}
-	b, err := d.repo.Blobs().Open(r.Context(), h)
+	var b vfs.Blob
+	if p := principalOf(r.Context()); p != nil && !p.admin {
+		if e := d.principalEntry(p); e == nil || !d.mayReadBlob(e, h) {
+			err = vfs.ErrNotFound
+		}
+	}
+	if err == nil {
+		b, err = d.repo.Blobs().Open(r.Context(), h)
+	}
 	if errors.Is(err, vfs.ErrNotFound) {
-		return apiErr(api.CodeNotFound, "no blob %s%s (never stored, or collected since nothing referenced it)", tools.BlobRefPrefix, h)
+		return apiErr(api.CodeNotFound, "no blob %s%s (never stored, collected since nothing referenced it, or not this token's to read: a session token reads the blobs its session uploaded or its tools returned, and those the admin uploaded)", tools.BlobRefPrefix, h)
 	}
 	if err != nil {
 		return fmt.Errorf("open blob %s: %w", h.Short(), err)
@@ -69,6 +78,11 @@ func (d *Daemon) handlePutBlob(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("store the blob: %w", err)
 	}
 	time.AfterFunc(uploadPin, unpin)
+	if p := principalOf(r.Context()); p == nil || p.admin {
+		d.sharedBlobs.add(h)
+	} else if e := d.principalEntry(p); e != nil {
+		e.blobs.add(h)
+	}
 	writeJSON(w, http.StatusCreated, api.Blob{BlobRef: tools.BlobRefPrefix + h.String(), SizeBytes: size})
 	return nil
 }

@@ -57,6 +57,17 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is reported by /healthz.
 	Version string
+	// PrivatePaths are more host paths of the daemon's own (a private
+	// directory holding its socket, say) that, like DataDir, Socket and
+	// TokenFile, are never staged into a session nor written by apply, and
+	// that /healthz reports to the admin so vfsd run can hide them.
+	PrivatePaths []string
+}
+
+// privatePaths are the host paths no session may stage or write: the data
+// directory, the socket, the token file and PrivatePaths.
+func (c Config) privatePaths() []string {
+	return append([]string{c.DataDir, c.Socket, c.TokenFile}, c.PrivatePaths...)
 }
 
 // Defaults.

@@ -52,6 +52,10 @@ type Daemon struct {
 	bgMu      sync.Mutex     // orders joining bg against stop
 	bg        sync.WaitGroup // closes of expired sessions in flight
 
+	// sharedBlobs are the blobs the admin uploaded: any session may read
+	// them (see blobgrants.go).
+	sharedBlobs blobGrants
+
 	emptyMu   sync.Mutex
 	emptySnap string // a snapshot of the empty tree, made on first use
 
@@ -83,6 +87,13 @@ type entry struct {
 	ts *tools.Toolset
 
 	mcp mcpEndpoint // its MCP endpoint's handlers
+
+	// Fixed for the entry's life, copied from its metadata: read without mu.
+	uid     string // sessionMeta.UID: this incarnation
+	legacy  int64  // for Legacy metadata, Created in Unix ms; else 0
+	lineage string // sessionMeta.Lineage
+	// blobs are the blobs its token may read (see blobgrants.go).
+	blobs blobGrants
 }
 
 // New opens the daemon's data directory: the store, every session found
@@ -120,6 +131,7 @@ func New(ctx context.Context, cfg Config) (*Daemon, error) {
 		stopping:  make(chan struct{}),
 		ready:     make(chan struct{}),
 	}
+	d.sharedBlobs.max = maxSharedBlobGrants
 	if err := d.recover(ctx); err != nil {
 		if d.repo != nil {
 			d.repo.Close()
@@ -157,6 +169,12 @@ func (d *Daemon) recover(ctx context.Context) error {
 		return err
 	}
 	for id, m := range metas {
+		if m.UID == "" { // written before incarnations existed
+			m.UID, m.Legacy = newSessionUID(), true
+			if err := d.metas.save(m); err != nil {
+				return err
+			}
+		}
 		pol, err := policy.Preset(m.Policy)
 		if err != nil {
 			return fmt.Errorf("session %s metadata: %w", id, err)
@@ -164,7 +182,7 @@ func (d *Daemon) recover(ctx context.Context) error {
 		d.sessions[id] = newEntry(id, pol, m)
 	}
 	repo, err := snapshot.OpenRepo(ctx, d.store, filepath.Join(d.cfg.DataDir, "sessions"),
-		snapshot.RepoOptions{Policy: d.policyHook, Quota: d.quotaHook})
+		snapshot.RepoOptions{Policy: d.policyHook, Quota: d.quotaHook, SessionUID: d.sessionUIDHook})
 	if err != nil {
 		return err
 	}
@@ -175,7 +193,7 @@ func (d *Daemon) recover(ctx context.Context) error {
 			// State without metadata: adopt it under the default policy.
 			info := s.Info()
 			m := &sessionMeta{ID: s.ID(), Created: info.Created, Policy: policy.PresetDefault,
-				Profile: defaultProfile, Base: info.Initial}
+				Profile: defaultProfile, Base: info.Initial, UID: newSessionUID(), Legacy: true}
 			if err := d.metas.save(m); err != nil {
 				return err
 			}
@@ -203,7 +221,24 @@ func (d *Daemon) recover(ctx context.Context) error {
 }
 
 func newEntry(id string, pol *policy.Policy, m *sessionMeta) *entry {
-	return &entry{id: id, pol: pol, meta: m, done: make(chan struct{}), fuse: make(map[string]*mount.Mount)}
+	e := &entry{id: id, pol: pol, meta: m, done: make(chan struct{}), fuse: make(map[string]*mount.Mount),
+		uid: m.UID, lineage: m.Lineage}
+	if m.Legacy {
+		e.legacy = m.Created.UnixMilli()
+	}
+	return e
+}
+
+// sessionUIDHook tells the repository which incarnation a snapshot of s is
+// of: the open session's whose state s is, or none (s was closed meanwhile,
+// and its ID may be another incarnation's by now).
+func (d *Daemon) sessionUIDHook(s *vfs.Session) string {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if e := d.sessions[s.ID()]; e != nil && e.s == s {
+		return e.uid
+	}
+	return ""
 }
 
 // policyHook gives the repository each session's path rules: those of its
@@ -221,7 +256,7 @@ func (d *Daemon) policyHook(id string) vfs.Policy {
 // attach binds the tools to a created or recovered session and makes the
 // session reachable.
 func (d *Daemon) attach(e *entry, s *vfs.Session) error {
-	ts, err := tools.New(s, tools.Options{Policy: e.pol, Blobs: d.repo.Blobs()})
+	ts, err := tools.New(s, tools.Options{Policy: e.pol, Blobs: sessionBlobs{BlobStore: d.repo.Blobs(), d: d, e: e}})
 	if err != nil {
 		return fmt.Errorf("session %s: %w", e.id, err)
 	}
@@ -349,7 +384,7 @@ func (d *Daemon) importer(asciiOnly bool) (*hostmount.Importer, error) {
 		name = "import-ascii.cache"
 	}
 	im, err := hostmount.New(hostmount.Options{Roots: d.cfg.AllowRoots, ASCIIOnly: asciiOnly,
-		CacheFile: filepath.Join(d.cfg.DataDir, name)})
+		CacheFile: filepath.Join(d.cfg.DataDir, name), Private: d.cfg.privatePaths()})
 	if err != nil {
 		return nil, fmt.Errorf("open the allowed roots: %w", err)
 	}

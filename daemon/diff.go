@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -59,11 +58,8 @@ func (d *Daemon) sessionSource(ctx context.Context, p *principal, e *entry, ref 
 		}
 		return snapshot.Source{Snapshot: id}, id, nil
 	}
-	snap, err := d.snapshotByRef(ctx, ref)
+	snap, err := d.snapshotFor(ctx, p, e, ref)
 	if err != nil {
-		return snapshot.Source{}, "", err
-	}
-	if err := checkVisible(p, e, snap); err != nil {
 		return snapshot.Source{}, "", err
 	}
 	return snapshot.Source{Snapshot: snap.ID}, snap.ID, nil
@@ -129,7 +125,8 @@ func (d *Daemon) handleDiff(w http.ResponseWriter, r *http.Request) error {
 
 // writeDiff diffs a against b and sends the result: JSON by default (with
 // unified text per file when text=true), or one unified diff as text with
-// format=unified.
+// format=unified: git's format, with symlink targets, modes and quoted
+// paths (snapshot.Diff.WriteUnified).
 func (d *Daemon) writeDiff(w http.ResponseWriter, r *http.Request, a, b snapshot.Source, aName, bName string) error {
 	q := r.URL.Query()
 	format := q.Get("format")
@@ -150,14 +147,14 @@ func (d *Daemon) writeDiff(w http.ResponseWriter, r *http.Request, a, b snapshot
 	}
 	if format == "unified" {
 		w.Header().Set("Content-Type", "text/x-diff; charset=utf-8")
-		writeUnified(w, diff)
-		return nil
+		return diff.WriteUnified(w)
 	}
 	out := api.Diff{From: aName, To: bName, Added: diff.Added, Modified: diff.Modified, Deleted: diff.Deleted,
 		Entries: make([]api.DiffEntry, len(diff.Entries))}
 	for i, e := range diff.Entries {
 		de := api.DiffEntry{Path: wirePath(e.Path), Change: string(e.Change), Kind: e.Kind.String(),
-			OldSize: e.OldSize, NewSize: e.NewSize, OldMode: e.OldMode, NewMode: e.NewMode, Text: e.Text, Binary: e.Binary}
+			OldSize: e.OldSize, NewSize: e.NewSize, OldMode: e.OldMode, NewMode: e.NewMode, Text: e.Text, Binary: e.Binary,
+			OldTarget: e.OldTarget, NewTarget: e.NewTarget}
 		if e.OldKind != 0 {
 			de.OldKind = e.OldKind.String()
 		}
@@ -174,21 +171,4 @@ func wirePath(p vfs.Path) string {
 		return "."
 	}
 	return string(p)
-}
-
-// writeUnified writes a diff as one unified diff, as diff -ruN would.
-func writeUnified(w io.Writer, diff *snapshot.Diff) {
-	for _, e := range diff.Entries {
-		switch {
-		case e.Text != "":
-			io.WriteString(w, e.Text)
-			if !strings.HasSuffix(e.Text, "\n") {
-				io.WriteString(w, "\n")
-			}
-		case e.Binary:
-			fmt.Fprintf(w, "Binary files a/%s and b/%s differ\n", wirePath(e.Path), wirePath(e.Path))
-		default: // a directory, a symlink, an empty file or a mode change
-			fmt.Fprintf(w, "%s %s %s\n", e.Change, e.Kind, wirePath(e.Path))
-		}
-	}
 }

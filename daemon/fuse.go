@@ -30,7 +30,10 @@ func (d *Daemon) handleMount(w http.ResponseWriter, r *http.Request) error {
 	if req.Dir == "" || !filepath.IsAbs(req.Dir) {
 		return apiErr(api.CodeInvalidInput, "dir must be an absolute host directory to mount the session at, not %q", req.Dir)
 	}
-	fm := api.FuseMount{Dir: filepath.Clean(req.Dir), ReadOnly: req.ReadOnly, AllowOther: req.AllowOther}
+	// allow_other always comes with default_permissions (mount.Options
+	// enforces it too): the server checks no permissions itself.
+	fm := api.FuseMount{Dir: filepath.Clean(req.Dir), ReadOnly: req.ReadOnly, AllowOther: req.AllowOther,
+		DefaultPermissions: req.AllowOther, UID: req.UID, GID: req.GID}
 	if fi, err := os.Stat(fm.Dir); err != nil || !fi.IsDir() {
 		return apiErr(api.CodeInvalidInput, "cannot mount at %s: it is not an existing directory; create it first", fm.Dir)
 	}
@@ -111,7 +114,8 @@ func (d *Daemon) mountFuse(e *entry, fm api.FuseMount) error {
 	if gone { // closeSession, which holds hostMu, has unmounted everything
 		return errClosed(e.id)
 	}
-	m, err := mount.New(e.s, fm.Dir, mount.Options{ReadOnly: fm.ReadOnly, AllowOther: fm.AllowOther})
+	m, err := mount.New(e.s, fm.Dir, mount.Options{ReadOnly: fm.ReadOnly, AllowOther: fm.AllowOther,
+		DefaultPermissions: fm.DefaultPermissions || fm.AllowOther, UID: fm.UID, GID: fm.GID})
 	if err != nil {
 		return apiErr(api.CodeUnavailable, "%v", err)
 	}

@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,6 +55,30 @@ type sessionMeta struct {
 	// the snapshot a fork started from — deleted when it closes unless
 	// another session still needs them.
 	Owned []string `json:"owned,omitempty"`
+
+	// UID identifies this incarnation of the session: random, never
+	// reused, unlike ID. Snapshots taken of it record it, and a session
+	// token reaches the snapshots of its own incarnation only.
+	UID string `json:"uid,omitempty"`
+	// Legacy marks metadata written before UIDs existed (given one at
+	// load): snapshots of ID without a UID that were taken after Created
+	// are this incarnation's too.
+	Legacy bool `json:"legacy,omitempty"`
+	// Lineage is the UID of the session the admin created whose fork
+	// budget (its policy's max_forks) this one, a fork made with a session
+	// token, draws on; "" when the admin created this session. LineageOf
+	// is that session's ID, for people.
+	Lineage   string `json:"lineage,omitempty"`
+	LineageOf string `json:"lineage_of,omitempty"`
+}
+
+// newSessionUID returns a fresh incarnation ID: 128 random bits, hex.
+func newSessionUID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("daemon: no randomness for a session UID: %v", err))
+	}
+	return hex.EncodeToString(b[:])
 }
 
 // expired reports whether the session's lifetime is over at now.

@@ -133,7 +133,7 @@ func (d *Daemon) checkSnapshotQuota(ctx context.Context, e *entry, label string)
 	}
 	n := int64(0)
 	for _, s := range snaps {
-		if s.Record.Session == e.id {
+		if e.took(s.Record) {
 			n++
 		}
 	}
@@ -209,11 +209,11 @@ func (d *Daemon) handleDeleteSessionSnapshot(w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
-	snap, err := d.snapshotByRef(r.Context(), r.PathValue("snap"))
+	snap, err := d.snapshotFor(r.Context(), principalOf(r.Context()), e, r.PathValue("snap"))
 	if err != nil {
 		return err
 	}
-	if snap.Record.Session != e.id {
+	if !e.took(snap.Record) {
 		return apiErr(api.CodeForbidden, "snapshot %s was not taken of session %s; a session deletes only its own snapshots (the admin deletes any with DELETE /v1/snapshots/{snap})", snap.ID[:12], e.id)
 	}
 	resp, err := d.deleteSnapshots(r.Context(), []string{snap.ID})
@@ -239,21 +239,21 @@ func parsePurge(r *http.Request) (bool, error) {
 
 // releaseSnapshots deletes what a closed session leaves behind: the
 // snapshots made for it (m.Owned), its import snapshot, and with purge
-// every snapshot taken of it — each unless another session still holds it
-// (the last session holding an import deletes it when it closes). The
-// session must be gone from d.sessions already.
-func (d *Daemon) releaseSnapshots(ctx context.Context, m *sessionMeta, purge bool) {
+// (took not nil) every snapshot taken of it — each unless another session
+// still holds it (the last session holding an import deletes it when it
+// closes). The session must be gone from d.sessions already.
+func (d *Daemon) releaseSnapshots(ctx context.Context, m *sessionMeta, took func(snapshot.Record) bool) {
 	candidates := slices.Clone(m.Owned)
 	if m.Import != "" {
 		candidates = append(candidates, m.Import)
 	}
-	if purge {
+	if took != nil {
 		snaps, err := d.repo.List(ctx)
 		if err != nil {
 			d.log.Warn("purge: list snapshots", "session", m.ID, "err", err)
 		}
 		for _, s := range snaps {
-			if s.Record.Session == m.ID {
+			if took(s.Record) {
 				candidates = append(candidates, s.ID)
 			}
 		}

@@ -84,9 +84,10 @@ func TestQuotaThroughTools(t *testing.T) {
 	require.EqualValues(t, 5000, big.Session.Quota.MaxBytes)
 	call(t, c, "big", "write_file", `{"path":"a.txt","inline_text":"`+strings.Repeat("a", 3000)+`"}`, "ok")
 	sc := s.tcpClient(big.Token)
-	_, err = sc.ForkSession(ctx, "big", api.CreateSessionRequest{ID: "bigger", Quota: &api.Quota{MaxBytes: -1}})
+	_, err = sc.ForkSession(ctx, "big", api.CreateSessionRequest{Quota: &api.Quota{MaxBytes: -1}})
 	requireCode(t, err, api.CodeForbidden)
-	fork, err := sc.ForkSession(ctx, "big", api.CreateSessionRequest{ID: "fork"})
+	require.Contains(t, err.Error(), "quota")
+	fork, err := sc.ForkSession(ctx, "big", api.CreateSessionRequest{})
 	require.NoError(t, err)
 	require.EqualValues(t, 5000, fork.Session.Quota.MaxBytes, "a fork inherits its origin's quota")
 	_, err = c.CreateSession(ctx, api.CreateSessionRequest{Quota: &api.Quota{MaxFiles: -7}})
@@ -119,12 +120,15 @@ func TestSnapshotQuotaAndLabel(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, list, 2)
 
-	// A session deletes its own snapshots, not others'.
+	// A session deletes its own snapshots, not others' (which its token
+	// does not even see), nor through another session's route.
 	other, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "other"})
 	require.NoError(t, err)
 	theirs, err := c.CreateSnapshot(ctx, other.Session.ID, "theirs")
 	require.NoError(t, err)
 	_, err = sc.DeleteSessionSnapshot(ctx, "s", theirs.ID)
+	requireCode(t, err, api.CodeNotFound)
+	_, err = c.DeleteSessionSnapshot(ctx, "s", theirs.ID)
 	requireCode(t, err, api.CodeForbidden)
 	del, err := sc.DeleteSessionSnapshot(ctx, "s", first.ID[:10])
 	require.NoError(t, err)

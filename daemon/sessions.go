@@ -43,9 +43,19 @@ func expiry(now time.Time, ttl time.Duration) time.Time {
 
 // createSession creates a session as req says: empty, staged from host
 // mounts, from a snapshot, or forked from a live session. by is who asks: a
-// session's own token may fork it, but not into a different policy.
-// progress, if not nil, hears how an import goes.
+// session's own token may fork it, but not into a different policy, nor
+// under an ID of its choosing, nor to outlive it, nor beyond its fork budget
+// (see forksLocked). progress, if not nil, hears how an import goes.
 func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest, by *principal, progress progressFunc) (*api.CreateSessionResponse, error) {
+	bySession := by != nil && !by.admin
+	if bySession && req.Fork == "" {
+		return nil, apiErr(api.CodeForbidden, "a session token may only fork its own session; ask the admin for anything else")
+	}
+	if bySession && req.ID != "" {
+		// IDs are reused once a session is closed; letting a token pick one
+		// would let it pose as a closed session to people and tools.
+		return nil, apiErr(api.CodeForbidden, "a session token cannot choose a fork's id (%q); leave id out and the daemon picks one, which the response names", req.ID)
+	}
 	given := 0
 	for _, set := range []bool{len(req.Mounts) > 0, req.Base != "", req.Fork != ""} {
 		if set {
@@ -66,7 +76,8 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		return nil, err
 	}
 	now := time.Now().UTC()
-	m := &sessionMeta{ID: id, Created: now, Expires: expiry(now, ttl), Policy: req.Policy, Profile: req.Profile}
+	m := &sessionMeta{ID: id, Created: now, Expires: expiry(now, ttl), Policy: req.Policy, Profile: req.Profile,
+		UID: newSessionUID()}
 	var src *entry
 	if req.Fork != "" {
 		if src, err = d.lookup(req.Fork); err != nil {
@@ -83,9 +94,20 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		if req.Quota == nil {
 			m.Quota = src.meta.Quota // forks inherit their origin's quota
 		}
-		srcPolicy := src.meta.Policy
+		srcPolicy, srcExpires := src.meta.Policy, src.meta.Expires
+		if bySession {
+			// A session token's fork never outlives its parent, and draws
+			// on the fork budget its parent draws on.
+			if !srcExpires.IsZero() && (m.Expires.IsZero() || m.Expires.After(srcExpires)) {
+				m.Expires = srcExpires
+			}
+			m.Lineage, m.LineageOf = src.uid, src.id
+			if src.lineage != "" {
+				m.Lineage, m.LineageOf = src.lineage, src.meta.LineageOf
+			}
+		}
 		src.mu.Unlock()
-		if by != nil && !by.admin && m.Policy != srcPolicy {
+		if bySession && m.Policy != srcPolicy {
 			return nil, apiErr(api.CodeForbidden, "a session token cannot fork into another policy (%s, not %s); ask the admin", m.Policy, srcPolicy)
 		}
 	}
@@ -115,6 +137,12 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		d.mu.Unlock()
 		return nil, apiErr(api.CodeAlreadyExists, "a session %q exists; choose another id, or leave id out to get a fresh one", id)
 	}
+	if limit := pol.Caps.MaxForks; m.Lineage != "" && limit > 0 {
+		if n := d.forksLocked(m.Lineage); int64(n) >= limit {
+			d.mu.Unlock()
+			return nil, apiErr(api.CodeLimitExceeded, "the forks made with session tokens from session %s are at their bound: %d open, and its policy %s allows max_forks=%d; close a fork you no longer need, or ask the admin", m.LineageOf, n, pol.Name, limit)
+		}
+	}
 	d.sessions[id] = e // reserved: policyHook finds it, lookup does not yet
 	d.mu.Unlock()
 	created := false
@@ -124,7 +152,7 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 			delete(d.sessions, id)
 			d.mu.Unlock()
 			// What was staged for the session goes with it.
-			d.releaseSnapshots(context.WithoutCancel(ctx), &sessionMeta{ID: id, Owned: m.Owned}, false)
+			d.releaseSnapshots(context.WithoutCancel(ctx), &sessionMeta{ID: id, Owned: m.Owned}, nil)
 		}
 	}()
 
@@ -191,8 +219,34 @@ func (d *Daemon) startingPoint(ctx context.Context, req api.CreateSessionRequest
 	return nil, nil
 }
 
+// forksLocked counts the sessions, open or being created, that draw on the
+// fork budget of lineage (the UID of the session the admin created). The
+// caller holds d.mu. A fork that is closed gives its place back; the count
+// survives restarts because each fork's metadata names its lineage.
+func (d *Daemon) forksLocked(lineage string) int {
+	n := 0
+	for _, e := range d.sessions {
+		if e.lineage == lineage {
+			n++
+		}
+	}
+	return n
+}
+
+// forks counts the sessions that draw on the fork budget session e draws on.
+func (d *Daemon) forks(e *entry) int {
+	lineage := e.lineage
+	if lineage == "" {
+		lineage = e.uid
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.forksLocked(lineage)
+}
+
 // view describes a session.
 func (d *Daemon) view(e *entry) api.Session {
+	forks := d.forks(e)
 	info := e.s.Info()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -202,6 +256,7 @@ func (d *Daemon) view(e *entry) api.Session {
 		Base: m.Base, ImportSnapshot: m.Import, ForkOf: m.ForkOf, Mounts: toAPIMounts(m.Mounts),
 		ResetRestages: m.Restage, FuseMounts: slices.Clone(m.Fuse),
 		LastSnapshot: info.Ref, Seq: info.Seq, Dirty: info.Dirty, Files: info.Files, Bytes: info.Bytes,
+		UID: m.UID, Forks: forks, ForkBudgetOf: m.LineageOf,
 	}
 	q := d.effectiveQuota(e.pol, m)
 	v.Quota = &q
@@ -304,7 +359,11 @@ func (d *Daemon) closeSessionPurge(id, reason string, purge bool) error {
 	e.mu.Lock()
 	m := e.meta
 	e.mu.Unlock()
-	d.releaseSnapshots(context.Background(), m, purge)
+	var took func(snapshot.Record) bool
+	if purge {
+		took = e.took
+	}
+	d.releaseSnapshots(context.Background(), m, took)
 	d.log.Info("session closed", "session", id, "reason", reason, "purge", purge)
 	return errors.Join(errs...)
 }

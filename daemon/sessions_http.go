@@ -100,6 +100,10 @@ func (d *Daemon) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		status = "stopping"
 	default:
 	}
-	writeJSON(w, http.StatusOK, api.Health{Status: status, Sessions: len(d.entries()), Version: d.cfg.Version})
+	h := api.Health{Status: status, Sessions: len(d.entries()), Version: d.cfg.Version}
+	if p := principalOf(r.Context()); p != nil && p.admin {
+		h.Private = &api.DaemonPaths{DataDir: d.cfg.DataDir, Socket: d.cfg.Socket, TokenFile: d.cfg.TokenFile, Other: d.cfg.PrivatePaths}
+	}
+	writeJSON(w, http.StatusOK, h)
 	return nil
 }

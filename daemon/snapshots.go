@@ -27,36 +27,95 @@ func (d *Daemon) snapshotByRef(ctx context.Context, ref string) (*snapshot.Snaps
 	return nil, err
 }
 
-// checkVisible refuses a session token a snapshot that is not its
-// session's: one taken of it, its base or its import.
-func checkVisible(p *principal, e *entry, snap *snapshot.Snapshot) error {
-	if p == nil || p.admin {
-		return nil
+// took reports whether rec is a snapshot taken of this incarnation of the
+// session. Session IDs are reused, so the ID is not enough: the record must
+// carry the incarnation's UID; a record from before UIDs existed counts only
+// for metadata from then too, and only when taken after the session was
+// created (an earlier session of the same ID was closed before that).
+func (e *entry) took(rec snapshot.Record) bool {
+	switch {
+	case rec.Session != e.id:
+		return false
+	case rec.SessionUID != "":
+		return rec.SessionUID == e.uid
+	}
+	return e.legacy > 0 && rec.Created > e.legacy
+}
+
+// sees reports whether session e's token reaches snap: one taken of this
+// incarnation, or its base or import snapshot (a fork's base is the
+// snapshot it was forked from).
+func (e *entry) sees(snap *snapshot.Snapshot) bool {
+	if e.took(snap.Record) {
+		return true
 	}
 	e.mu.Lock()
-	base, imp := e.meta.Base, e.meta.Import
-	e.mu.Unlock()
-	if snap.Record.Session == e.id || snap.ID == base || snap.ID == imp {
-		return nil
+	defer e.mu.Unlock()
+	return snap.ID == e.meta.Base || snap.ID == e.meta.Import
+}
+
+// snapshotFor resolves ref, a snapshot ID or a unique prefix of one, for p
+// acting on session e. The admin reaches every snapshot. A session token
+// resolves ref among the snapshots its session sees only: any other
+// answers exactly as a snapshot that does not exist, so that probing
+// prefixes tells nothing of other sessions' snapshots.
+func (d *Daemon) snapshotFor(ctx context.Context, p *principal, e *entry, ref string) (*snapshot.Snapshot, error) {
+	if p == nil || p.admin {
+		return d.snapshotByRef(ctx, ref)
 	}
-	return apiErr(api.CodeForbidden, "snapshot %s was not taken of session %s; a session token reaches only its own session's snapshots", snap.ID[:12], e.id)
+	ref = strings.TrimSpace(ref)
+	prefix := strings.ToLower(ref)
+	if len(prefix) < 4 || len(prefix) > 64 || strings.Trim(prefix, "0123456789abcdef") != "" {
+		return nil, apiErr(api.CodeInvalidInput, "snapshot %q: give a snapshot ID, or a unique prefix of at least 4 hex digits", ref)
+	}
+	var ids []string
+	if len(prefix) == 64 {
+		ids = []string{prefix}
+	} else if err := d.repo.Store().List(ctx, snapshot.Records, func(h vfs.Hash, _ int64) error {
+		if s := h.String(); strings.HasPrefix(s, prefix) {
+			ids = append(ids, s)
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("resolve snapshot %q: %w", ref, err)
+	}
+	var found []*snapshot.Snapshot
+	for _, id := range ids {
+		snap, err := d.repo.Get(ctx, id)
+		if errors.Is(err, vfs.ErrNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("resolve snapshot %q: %w", ref, err)
+		}
+		if e.sees(snap) {
+			found = append(found, snap)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, apiErr(api.CodeNotFound, "no snapshot %q that session %s reaches; list its snapshots with GET /v1/sessions/%s/snapshots (vfsd snapshot list)", ref, e.id, e.id)
+	case 1:
+		return found[0], nil
+	}
+	return nil, apiErr(api.CodeInvalidInput, "snapshot %q: ambiguous prefix among session %s's snapshots; give more hex digits", ref, e.id)
 }
 
 func snapshotView(s *snapshot.Snapshot) api.Snapshot {
 	return api.Snapshot{ID: s.ID, Label: s.Record.Label, Session: s.Record.Session, Parent: s.Record.Parent,
-		CreatedAt: s.Record.CreatedAt(), Files: s.Record.Files, Bytes: s.Record.Bytes, Manifests: s.Manifests}
+		CreatedAt: s.Record.CreatedAt(), Files: s.Record.Files, Bytes: s.Record.Bytes, Manifests: s.Manifests,
+		SessionUID: s.Record.SessionUID}
 }
 
-// snapshotList lists the snapshots, newest first, of one session when
-// session is not "".
-func (d *Daemon) snapshotList(ctx context.Context, session string) (*api.SnapshotList, error) {
+// snapshotList lists the snapshots, newest first, that keep says to.
+func (d *Daemon) snapshotList(ctx context.Context, keep func(*snapshot.Snapshot) bool) (*api.SnapshotList, error) {
 	snaps, err := d.repo.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots: %w", err)
 	}
 	out := &api.SnapshotList{Snapshots: []api.Snapshot{}}
 	for _, s := range snaps {
-		if session == "" || s.Record.Session == session {
+		if keep(s) {
 			out.Snapshots = append(out.Snapshots, snapshotView(s))
 		}
 	}
@@ -91,7 +150,8 @@ func (d *Daemon) handleSessionSnapshots(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	list, err := d.snapshotList(r.Context(), e.id)
+	// This incarnation's: not those of an earlier session of the same ID.
+	list, err := d.snapshotList(r.Context(), func(s *snapshot.Snapshot) bool { return e.took(s.Record) })
 	if err != nil {
 		return err
 	}
@@ -100,7 +160,8 @@ func (d *Daemon) handleSessionSnapshots(w http.ResponseWriter, r *http.Request) 
 }
 
 func (d *Daemon) handleListSnapshots(w http.ResponseWriter, r *http.Request) error {
-	list, err := d.snapshotList(r.Context(), r.URL.Query().Get("session"))
+	session := r.URL.Query().Get("session")
+	list, err := d.snapshotList(r.Context(), func(s *snapshot.Snapshot) bool { return session == "" || s.Record.Session == session })
 	if err != nil {
 		return err
 	}
@@ -129,11 +190,8 @@ func (d *Daemon) handleRestore(w http.ResponseWriter, r *http.Request) error {
 	if req.Snapshot == "" {
 		return apiErr(api.CodeInvalidInput, "snapshot is required: the ID (or a unique prefix) of the snapshot to restore")
 	}
-	snap, err := d.snapshotByRef(r.Context(), req.Snapshot)
+	snap, err := d.snapshotFor(r.Context(), principalOf(r.Context()), e, req.Snapshot)
 	if err != nil {
-		return err
-	}
-	if err := checkVisible(principalOf(r.Context()), e, snap); err != nil {
 		return err
 	}
 	if err := d.repo.Restore(r.Context(), e.s, snap.ID); err != nil {

@@ -22,6 +22,10 @@ type ApplyOptions struct {
 	// DryRun checks every change and reports what would happen, writing
 	// nothing.
 	DryRun bool
+	// Snapshot is the snapshot of the session to apply. When empty, a real
+	// apply snapshots the session first, and a dry run reads the session
+	// as it is.
+	Snapshot string
 }
 
 // ApplyChange is one path Apply wrote, or would write, or refused.
@@ -30,10 +34,12 @@ type ApplyChange struct {
 	Path string `json:"path"`
 	// HostPath is where it is on the host.
 	HostPath string `json:"host_path"`
-	// Action is write, mkdir, symlink, delete or rmdir.
+	// Action is write, mkdir, chmod (a directory's mode), symlink,
+	// delete or rmdir.
 	Action string `json:"action"`
 	// Conflict says why the change was not applied: the host changed since
-	// the import, or the change cannot be expressed safely.
+	// the import, the change cannot be expressed safely, or the host
+	// refused it (the error says how).
 	Conflict string `json:"conflict,omitempty"`
 }
 
@@ -43,6 +49,13 @@ type ApplyReport struct {
 	Applied   []ApplyChange `json:"applied"`
 	Conflicts []ApplyChange `json:"conflicts"`
 	Outside   []string      `json:"outside,omitempty"` // changed session paths no mount maps to the host
+	// Import is the import base after a real apply: the old base with
+	// exactly the changes applied (and those outside every mount, which
+	// have nothing to apply to) — the session's snapshot itself when
+	// everything applied, the old base when nothing did. The next apply
+	// compares the host with it, so it neither redoes nor undoes this
+	// one. "" for a dry run.
+	Import string `json:"import,omitempty"`
 }
 
 // Apply writes what changed in session s since the import snapshot base
@@ -54,6 +67,12 @@ type ApplyReport struct {
 // symlinks created, removals last, deepest first. All host access is
 // beneath the allowed root's descriptor and never follows a symlink, so a
 // symlink planted on the host cannot redirect a write.
+//
+// Once it starts writing, Apply never fails half-way: a change the host
+// refuses (a directory that is not empty, permission denied, no space, a
+// path that changed kind) is a conflict with the host's reason, and the
+// rest is still applied. A real apply then records the new import base
+// (ApplyReport.Import). An error means nothing was written.
 func (im *Importer) Apply(ctx context.Context, repo *snapshot.Repo, base string, s *vfs.Session, mounts []Mount, opts ApplyOptions) (*ApplyReport, error) {
 	var plans []*mountPlan
 	for _, m := range mounts {
@@ -67,26 +86,51 @@ func (im *Importer) Apply(ctx context.Context, repo *snapshot.Repo, base string,
 	if err != nil {
 		return nil, fmt.Errorf("apply: base snapshot: %w", err)
 	}
-	diff, err := repo.Diff(ctx, snapshot.Source{Snapshot: base}, snapshot.Source{Session: s}, snapshot.DiffOptions{})
+	target := snapshot.Source{Session: s, Snapshot: opts.Snapshot}
+	var tree vfs.Tree
+	switch {
+	case opts.Snapshot != "":
+		target.Session = nil
+	case !opts.DryRun:
+		// What is written comes from one snapshot, so a tool call racing
+		// the apply is either wholly in it or left for the next apply.
+		snap, err := repo.Snapshot(ctx, s, "apply")
+		if err != nil {
+			return nil, fmt.Errorf("apply: snapshot the session: %w", err)
+		}
+		target = snapshot.Source{Snapshot: snap.ID}
+	}
+	if target.Snapshot != "" {
+		snap, err := repo.Get(ctx, target.Snapshot)
+		if err != nil {
+			return nil, fmt.Errorf("apply: session snapshot: %w", err)
+		}
+		tree = snap.Tree
+	}
+	diff, err := repo.Diff(ctx, snapshot.Source{Snapshot: base}, target, snapshot.DiffOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("apply: %w", err)
 	}
-	a := &applier{im: im, ctx: ctx, s: s, base: baseSnap.Tree, report: &ApplyReport{DryRun: opts.DryRun, Applied: []ApplyChange{}, Conflicts: []ApplyChange{}}, dry: opts.DryRun}
+	a := &applier{im: im, ctx: ctx, blobs: repo.Blobs(), tree: tree, base: baseSnap.Tree,
+		report: &ApplyReport{DryRun: opts.DryRun, Applied: []ApplyChange{}, Conflicts: []ApplyChange{}}, dry: opts.DryRun}
 	var removals []snapshot.DiffEntry
 	for _, e := range diff.Entries {
 		if e.Change == snapshot.Deleted {
 			removals = append(removals, e)
 			continue
 		}
-		if err := a.one(plans, e); err != nil {
-			return a.report, err
-		}
+		a.one(plans, e)
 	}
 	slices.Reverse(removals) // contents before their directories
 	for _, e := range removals {
-		if err := a.one(plans, e); err != nil {
-			return a.report, err
-		}
+		a.one(plans, e)
+	}
+	if opts.DryRun {
+		return a.report, nil
+	}
+	a.report.Import, err = a.advance(repo, base, target.Snapshot)
+	if err != nil {
+		return a.report, fmt.Errorf("apply: the changes listed as applied were written, but the new import base could not be recorded (the next apply will report them as conflicts): %w", err)
 	}
 	return a.report, nil
 }
@@ -95,13 +139,17 @@ func (im *Importer) Apply(ctx context.Context, repo *snapshot.Repo, base string,
 type applier struct {
 	im     *Importer
 	ctx    context.Context
-	s      *vfs.Session
+	blobs  vfs.BlobStore
+	tree   vfs.Tree // the session snapshot being applied (not for a dry run)
 	base   vfs.Tree
 	report *ApplyReport
 	dry    bool
 	// planned are the host directories a dry run would have created by
 	// now, so their contents are checked as the real run would see them.
 	planned map[string]bool
+	// done are the entries the import base takes on: those applied and
+	// those outside every mount, in diff order.
+	done []snapshot.DiffEntry
 }
 
 // hostOf maps a session path to the last mount that covers it.
@@ -115,28 +163,36 @@ func (a *applier) hostOf(plans []*mountPlan, p vfs.Path) (root, string, string, 
 		hp := path.Join(mp.hostPath, rel)
 		r, rootRel, err := findRoot(a.im.roots, hp)
 		if err != nil {
-			return root{}, "", "", false, err
+			return root{}, "", hp, true, err
 		}
 		return r, rootRel, hp, true, nil
 	}
 	return root{}, "", "", false, nil
 }
 
-// one checks and applies one diff entry.
-func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) error {
+// one checks and applies one diff entry, recording it in the report as
+// applied, conflicting or outside.
+func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) {
 	r, rel, hp, ok, err := a.hostOf(plans, e.Path)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		a.report.Outside = append(a.report.Outside, e.Path.String())
-		return nil
-	}
 	c := ApplyChange{Path: e.Path.String(), HostPath: hp, Action: actionOf(e)}
-	if e.OldKind != 0 && e.OldKind != e.Kind {
-		c.Conflict = fmt.Sprintf("changed from %s to %s; apply that by hand", e.OldKind, e.Kind)
-		a.report.Conflicts = append(a.report.Conflicts, c)
-		return nil
+	conflict := func(msg string) { c.Conflict = msg; a.report.Conflicts = append(a.report.Conflicts, c) }
+	switch {
+	case !ok:
+		a.report.Outside = append(a.report.Outside, e.Path.String())
+		a.done = append(a.done, e)
+		return
+	case err != nil:
+		conflict("the host path is not beneath an allowed root: " + err.Error())
+		return
+	case a.ctx.Err() != nil:
+		conflict("not applied: the apply was cancelled (" + a.ctx.Err().Error() + "); apply again")
+		return
+	case a.im.private.holds(path.Join(r.path, rel)):
+		conflict("is the daemon's own data (its data directory, socket or token file), which is never written")
+		return
+	case e.OldKind != 0 && e.OldKind != e.Kind:
+		conflict(fmt.Sprintf("changed from %s to %s; apply that by hand", e.OldKind, e.Kind))
+		return
 	}
 	dir, name := path.Split(rel)
 	if a.dry && a.planned[path.Join(r.path, dir)] {
@@ -144,33 +200,128 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) error {
 		if _, existed := a.base.Get(e.Path); !existed {
 			a.plan(r, rel, e)
 			a.report.Applied = append(a.report.Applied, c)
-			return nil
+			return
 		}
 	}
 	parent, err := openBeneath(r.fd, cleanRel(dir), unix.O_PATH|unix.O_DIRECTORY, true)
 	if err != nil {
-		c.Conflict = "the host's parent directory is missing or not a plain directory: " + err.Error()
-		a.report.Conflicts = append(a.report.Conflicts, c)
-		return nil
+		conflict("the host's parent directory is missing or not a plain directory: " + err.Error())
+		return
 	}
 	defer unix.Close(parent)
 	before, existed := a.base.Get(e.Path)
 	if msg := a.conflict(parent, name, before, existed); msg != "" {
-		c.Conflict = msg
-		a.report.Conflicts = append(a.report.Conflicts, c)
-		return nil
+		conflict(msg)
+		return
 	}
 	if a.dry {
 		a.plan(r, rel, e)
 	} else if err := a.write(parent, name, e, before, existed); errors.Is(err, errHostChanged) {
-		c.Conflict = "changed on the host while being applied; left as the host has it"
-		a.report.Conflicts = append(a.report.Conflicts, c)
-		return nil
+		conflict("changed on the host while being applied; left as the host has it")
+		return
 	} else if err != nil {
-		return fmt.Errorf("apply %s to %s: %w", e.Path, hp, err)
+		conflict(refusal(e, err))
+		return
 	}
 	a.report.Applied = append(a.report.Applied, c)
-	return nil
+	a.done = append(a.done, e)
+}
+
+// refusal explains a host error that stopped one change.
+func refusal(e snapshot.DiffEntry, err error) string {
+	var why string
+	switch {
+	case errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) && actionOf(e) == "rmdir":
+		why = "the host directory is not empty: files were added to it on the host since the import; remove them (or keep the directory), then apply again"
+	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
+		why = "the host refused it (permission denied); fix the host's permissions, then apply again"
+	case errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT):
+		why = "the host file system is full; free space, then apply again"
+	case errors.Is(err, unix.EROFS):
+		why = "the host file system is read-only"
+	case errors.Is(err, unix.EEXIST):
+		why = "created on the host while being applied; left as the host has it"
+	case errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EISDIR):
+		why = "the host path changed kind while being applied; left as the host has it"
+	default:
+		why = "the host refused it; left as the host has it"
+	}
+	return fmt.Sprintf("%s (%v)", why, err)
+}
+
+// advance records the import base after a real apply: base with exactly
+// the entries done — the target snapshot itself when nothing conflicted,
+// base itself when nothing was done.
+func (a *applier) advance(repo *snapshot.Repo, base, target string) (string, error) {
+	switch {
+	case len(a.done) == 0:
+		return base, nil
+	case len(a.report.Conflicts) == 0:
+		return target, nil
+	}
+	rootNode, _ := a.base.Get(vfs.Root)
+	tb := vfs.NewTreeBuilder(rootNode)
+	used := map[uint64]bool{rootNode.Ino: true}
+	maxIno := max(a.base.MaxIno(), a.tree.MaxIno())
+	put := func(p vfs.Path, n vfs.Node) {
+		if old, ok := tb.Get(p); ok && old.IsDir() && n.IsDir() {
+			n.Ino = old.Ino
+		} else {
+			if ok {
+				tb.DeleteSubtree(p)
+			}
+			if n.Ino == 0 || used[n.Ino] {
+				maxIno++
+				n.Ino = maxIno
+			}
+		}
+		used[n.Ino] = true
+		tb.Set(p, n)
+	}
+	_ = a.base.Walk(vfs.Root, func(p vfs.Path, n vfs.Node) error {
+		if !p.IsRoot() {
+			put(p, n)
+		}
+		return nil
+	})
+	for _, e := range a.done {
+		if e.Change == snapshot.Deleted {
+			tb.DeleteSubtree(e.Path)
+			continue
+		}
+		n, ok := a.tree.Get(e.Path)
+		if !ok {
+			continue
+		}
+		// A parent the base lacks (the host gained it, or its own
+		// entry conflicted) is taken as the session has it: the host
+		// has a directory there, or the write beneath it would have
+		// failed.
+		var missing []vfs.Path
+		e.Path.Ancestors(func(d vfs.Path) bool {
+			if cur, ok := tb.Get(d); ok && cur.IsDir() {
+				return false
+			}
+			missing = append(missing, d)
+			return true
+		})
+		for _, d := range slices.Backward(missing) {
+			dn, ok := a.tree.Get(d)
+			if !ok || !dn.IsDir() {
+				dn = vfs.Node{Kind: vfs.KindDir, Mode: vfs.DefaultDirMode, Version: 1}
+			}
+			put(d, dn)
+		}
+		put(e.Path, n)
+	}
+	tb.SetMaxIno(maxIno)
+	// Recorded even when the caller gave up half-way: what was written
+	// must not be reported as a conflict next time.
+	snap, err := repo.CommitTree(context.WithoutCancel(a.ctx), tb.Tree(), "apply")
+	if err != nil {
+		return "", err
+	}
+	return snap.ID, nil
 }
 
 // plan remembers a directory a dry run would create.
@@ -189,6 +340,8 @@ func actionOf(e snapshot.DiffEntry) string {
 		return "rmdir"
 	case e.Change == snapshot.Deleted:
 		return "delete"
+	case e.Kind == vfs.KindDir && e.Change == snapshot.Modified:
+		return "chmod" // a directory's mode changed
 	case e.Kind == vfs.KindDir:
 		return "mkdir"
 	case e.Kind == vfs.KindSymlink:
@@ -272,49 +425,61 @@ var errHostChanged = errors.New("the host path changed while being applied")
 // write applies one entry beneath parent, where name was before (or
 // absent, when !existed) when the check passed.
 func (a *applier) write(parent int, name string, e snapshot.DiffEntry, before vfs.Node, existed bool) error {
-	switch actionOf(e) {
+	action := actionOf(e)
+	switch action {
 	case "rmdir":
 		return unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
 	case "delete":
 		return a.deleteFile(parent, name, before)
-	case "mkdir":
-		n, err := a.s.Stat(a.ctx, e.Path)
+	}
+	n, ok := a.tree.Get(e.Path)
+	if !ok || n.Kind != e.Kind {
+		return fmt.Errorf("%s is not in the session's snapshot as a %s", e.Path, e.Kind)
+	}
+	switch action {
+	case "chmod":
+		// Through a descriptor opened without following a link, so a
+		// directory swapped for a symlink cannot redirect the chmod.
+		fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return err
 		}
-		if e.Change == snapshot.Modified {
-			return unix.Fchmodat(parent, name, uint32(n.Mode.Perm()), 0)
-		}
+		defer unix.Close(fd)
+		return unix.Fchmod(fd, uint32(n.Mode.Perm()))
+	case "mkdir":
 		return unix.Mkdirat(parent, name, uint32(n.Mode.Perm()))
 	case "symlink":
-		target, err := a.s.Readlink(a.ctx, e.Path)
-		if err != nil {
+		// The link is made aside and renamed into place, so the host
+		// never lacks the name and a racing creation is not replaced.
+		tmp := tempName(name)
+		if err := unix.Symlinkat(n.Target, parent, tmp); err != nil {
 			return err
 		}
+		flags := uint(unix.RENAME_NOREPLACE)
 		if e.Change == snapshot.Modified {
-			if err := unix.Unlinkat(parent, name, 0); err != nil {
-				return err
-			}
+			flags = 0
 		}
-		return unix.Symlinkat(target, parent, name)
+		err := unix.Renameat2(parent, tmp, parent, name, flags)
+		if err != nil {
+			_ = unix.Unlinkat(parent, tmp, 0)
+		}
+		if errors.Is(err, unix.EEXIST) {
+			err = errHostChanged
+		}
+		return err
 	}
-	return a.writeFile(parent, name, e.Path, before, existed)
+	return a.writeFile(parent, name, n, before, existed)
 }
 
-// writeFile writes the session's file p to name in parent through a
+// writeFile writes the session's file n to name in parent through a
 // temporary file moved into place so that a host change racing the apply
 // is never overwritten: a new file must still be absent (the move does not
 // replace), and a modified one is exchanged with the host's and the host's
 // checked again once it is out of the way — if it changed meanwhile, the
 // exchange is undone and errHostChanged returned.
-func (a *applier) writeFile(parent int, name string, p vfs.Path, before vfs.Node, existed bool) error {
-	r, err := a.s.Open(a.ctx, p)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+func (a *applier) writeFile(parent int, name string, n vfs.Node, before vfs.Node, existed bool) error {
 	tmp := tempName(name)
-	if err := a.writeTemp(parent, tmp, r); err != nil {
+	if err := a.writeTemp(parent, tmp, n); err != nil {
 		return err
 	}
 	if testHookBeforeMove != nil {
@@ -391,15 +556,24 @@ func tempName(name string) string {
 // apply moves it: the worst moment for a host change.
 var testHookBeforeMove func(parent int, name string)
 
-// writeTemp writes r's content to a new file tmp in parent, synced, with
-// r's permissions.
-func (a *applier) writeTemp(parent int, tmp string, r *vfs.Reader) error {
-	fd, err := unix.Openat(parent, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(r.Node.Mode.Perm()))
+// writeTemp writes file n's content to a new file tmp in parent, synced,
+// with n's permissions.
+func (a *applier) writeTemp(parent int, tmp string, n vfs.Node) error {
+	var src io.Reader = strings.NewReader("")
+	if n.Size > 0 {
+		b, err := a.blobs.Open(a.ctx, n.Blob)
+		if err != nil {
+			return fmt.Errorf("read the session's content: %w", err)
+		}
+		defer b.Close()
+		src = io.NewSectionReader(b, 0, n.Size)
+	}
+	fd, err := unix.Openat(parent, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(n.Mode.Perm()))
 	if err != nil {
 		return err
 	}
 	f := fileOf(fd, tmp)
-	_, err = io.Copy(f, io.NewSectionReader(r, 0, r.Size()))
+	_, err = io.Copy(f, src)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -407,7 +581,7 @@ func (a *applier) writeTemp(parent int, tmp string, r *vfs.Reader) error {
 		err = cerr
 	}
 	if err == nil {
-		err = unix.Fchmodat(parent, tmp, uint32(r.Node.Mode.Perm()), 0)
+		err = unix.Fchmodat(parent, tmp, uint32(n.Mode.Perm()), 0)
 	}
 	if err != nil {
 		_ = unix.Unlinkat(parent, tmp, 0)

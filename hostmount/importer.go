@@ -28,6 +28,11 @@ type Options struct {
 	ASCIIOnly bool
 	// Workers read and hash files in parallel; 4 per CPU when 0.
 	Workers int
+	// Private are host paths that are never staged nor written by Apply,
+	// whatever a mount asks: the daemon's data directory, socket and token
+	// file. A mount inside one is refused; one inside a mount is skipped
+	// (SkipPrivate). Paths that do not exist are ignored.
+	Private []string
 }
 
 // Importer stages host folders into sessions. It holds the allow-listed
@@ -37,6 +42,7 @@ type Importer struct {
 	cache     *Cache
 	asciiOnly bool
 	workers   int
+	private   privateSet
 }
 
 // New opens the allow-listed roots and the import cache.
@@ -53,7 +59,8 @@ func New(opts Options) (*Importer, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 4 * runtime.GOMAXPROCS(0)
 	}
-	return &Importer{roots: roots, cache: cache, asciiOnly: opts.ASCIIOnly, workers: opts.Workers}, nil
+	return &Importer{roots: roots, cache: cache, asciiOnly: opts.ASCIIOnly, workers: opts.Workers,
+		private: newPrivateSet(opts.Private)}, nil
 }
 
 // Close saves the cache and releases the roots.
@@ -150,7 +157,7 @@ func (im *Importer) Import(ctx context.Context, repo *snapshot.Repo, mounts []Mo
 		if err != nil {
 			return nil, nil, err
 		}
-		sc := &scanner{ctx: ctx, root: r, mp: mp, asciiOnly: im.asciiOnly}
+		sc := &scanner{ctx: ctx, root: r, mp: mp, asciiOnly: im.asciiOnly, private: im.private}
 		if mp.FollowSymlinks {
 			sc.visiting = make(map[[2]uint64]bool)
 		}

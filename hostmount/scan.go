@@ -58,6 +58,7 @@ const (
 	SkipTargetUTF8  = "symlink target is not valid UTF-8"
 	SkipChanged     = "changed during the import"
 	SkipUnreadable  = "cannot be read"
+	SkipPrivate     = "the daemon's own data (data directory, socket or token file): never staged"
 	maxIgnoreFile   = 1 << 20
 	dirReadBatch    = 1024
 	maxSymlinkDepth = 40
@@ -76,6 +77,7 @@ type scanner struct {
 	root      root
 	mp        *mountPlan
 	asciiOnly bool
+	private   privateSet
 	entries   []entry
 	skipped   []Skip
 	bytes     int64
@@ -115,6 +117,10 @@ func (sc *scanner) scan(rootRel string) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return openErr(sc.mp.hostPath, err)
+	}
+	if sc.private.holds(real) || sc.private.is(&st) {
+		return &vfs.Error{Op: "mount", Path: sc.mp.hostPath, Code: vfs.CodeForbidden,
+			Msg: "is the daemon's own data (its data directory, socket or token file) and is never staged; mount a folder outside it"}
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
@@ -213,6 +219,10 @@ func (sc *scanner) dir(dfd int, rel, openRel string, spath vfs.Path, ign *ignore
 // is its real path relative to the root: for the target of a followed
 // symlink, where the symlink leads.
 func (sc *scanner) child(dfd int, name, rel, openRel string, spath vfs.Path, st *unix.Stat_t, ign *ignore.Stack, links int) error {
+	if sc.private.is(st) {
+		sc.skip(rel, SkipPrivate)
+		return nil
+	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 		if sc.mp.included(rel) {

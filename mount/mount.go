@@ -25,9 +25,13 @@ type Options struct {
 	// ReadOnly refuses every change (EROFS).
 	ReadOnly bool
 	// AllowOther lets users other than the mounting one in (needs
-	// user_allow_other in /etc/fuse.conf when not root).
+	// user_allow_other in /etc/fuse.conf when not root). It always
+	// implies DefaultPermissions: the FUSE server checks no permissions
+	// itself, so without the kernel's checks any user could read, write
+	// and chmod every file.
 	AllowOther bool
-	// DefaultPermissions has the kernel check permission bits.
+	// DefaultPermissions has the kernel check permission bits and
+	// ownership (as for a local file system) before it asks the server.
 	DefaultPermissions bool
 	// UID and GID own every file; the mounting process's when zero.
 	UID, GID uint32
@@ -80,6 +84,9 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 		opts.CacheTimeout = DefaultCacheTimeout
 	}
 	opts.Passthrough = opts.Passthrough && !opts.NoPassthrough
+	// Other users are held to the files' permission bits by the kernel:
+	// the server itself checks none.
+	opts.DefaultPermissions = opts.DefaultPermissions || opts.AllowOther
 	m := &Mount{s: s, dir: dir, opts: opts, uid: opts.UID, gid: opts.GID,
 		origin: fmt.Sprintf("fuse:%d:%s", mountSeq.Add(1), dir)}
 	if m.uid == 0 && m.gid == 0 {

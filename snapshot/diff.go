@@ -1,8 +1,11 @@
 package snapshot
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/vfsd/vfsd/internal/textdiff"
 	"github.com/vfsd/vfsd/vfs"
@@ -19,8 +22,8 @@ const (
 )
 
 // DiffEntry is one path that differs. Directories appear only when added or
-// deleted (their contents are listed too) or when they replace, or are
-// replaced by, another kind of node.
+// deleted (their contents are listed too), when their mode changed, or
+// when they replace, or are replaced by, another kind of node.
 type DiffEntry struct {
 	Path    vfs.Path   `json:"path"`
 	Change  ChangeKind `json:"change"`
@@ -32,11 +35,18 @@ type DiffEntry struct {
 	NewMode uint32     `json:"new_mode,omitempty"`
 	OldBlob vfs.Hash   `json:"old_blob,omitzero"`
 	NewBlob vfs.Hash   `json:"new_blob,omitzero"`
-	// Text is the unified diff of a text file, when asked for.
+	// OldTarget and NewTarget are a symlink's target before and after.
+	OldTarget string `json:"old_target,omitempty"`
+	NewTarget string `json:"new_target,omitempty"`
+	// Text is the unified diff of a text file, or of a symlink's target
+	// (its content, as git shows a link), when asked for.
 	Text string `json:"text,omitempty"`
 	// Binary is set when a text diff was asked for but the content is not
 	// text (or is larger than the limit).
 	Binary bool `json:"binary,omitempty"`
+	// parts are Text split by side for WriteUnified: one part, or two
+	// (the old node removed, the new one added) when the kind changed.
+	parts []string
 }
 
 // Diff is the difference between two trees, in path order.
@@ -166,6 +176,9 @@ func diffNode(a, b side, p vfs.Path, na, nb vfs.Node, d *Diff) {
 			subtreeEntries(b.tree, p, Added, false, d)
 		}
 	case na.IsDir():
+		if na.Mode != nb.Mode {
+			d.add(entry(p, Modified, na, nb))
+		}
 		diffDir(a, b, p, d)
 	case na.Blob != nb.Blob || na.Mode != nb.Mode || na.Target != nb.Target:
 		d.add(entry(p, Modified, na, nb))
@@ -194,10 +207,10 @@ func entry(p vfs.Path, kind ChangeKind, before, after vfs.Node) DiffEntry {
 		e.Kind = before.Kind
 	}
 	if kind != Added {
-		e.OldSize, e.OldMode, e.OldBlob = before.Size, uint32(before.Mode), before.Blob
+		e.OldSize, e.OldMode, e.OldBlob, e.OldTarget = before.Size, uint32(before.Mode), before.Blob, before.Target
 	}
 	if kind != Deleted {
-		e.NewSize, e.NewMode, e.NewBlob = after.Size, uint32(after.Mode), after.Blob
+		e.NewSize, e.NewMode, e.NewBlob, e.NewTarget = after.Size, uint32(after.Mode), after.Blob, after.Target
 	}
 	return e
 }
@@ -214,44 +227,158 @@ func (d *Diff) add(e DiffEntry) {
 	}
 }
 
-// addText fills in an entry's unified diff when both sides are text files.
+// addText fills in an entry's unified diff when its sides have content:
+// a file's bytes, a symlink's target (as git shows a link). A side that
+// is missing or a directory is empty; a kind change is the old node's
+// removal followed by the new one's addition.
 func (r *Repo) addText(ctx context.Context, e *DiffEntry, limit int64) error {
 	oldKind := e.Kind
 	if e.OldKind != 0 {
 		oldKind = e.OldKind
 	}
-	oldIsFile := e.Change != Added && oldKind == vfs.KindFile
-	newIsFile := e.Change != Deleted && e.Kind == vfs.KindFile
-	if !oldIsFile && !newIsFile {
+	hasOld := e.Change != Added && oldKind != vfs.KindDir
+	hasNew := e.Change != Deleted && e.Kind != vfs.KindDir
+	if !hasOld && !hasNew {
 		return nil
 	}
-	if e.OldSize > limit || e.NewSize > limit {
-		e.Binary = true
-		return nil
+	content := func(kind vfs.Kind, size int64, blob vfs.Hash, target string) ([]byte, error) {
+		switch {
+		case kind == vfs.KindSymlink:
+			return []byte(target), nil
+		case size > limit:
+			e.Binary = true
+			return nil, nil
+		}
+		return r.readObject(ctx, Blobs, blob)
 	}
 	var old, new []byte
 	var err error
-	if oldIsFile {
-		if old, err = r.readObject(ctx, Blobs, e.OldBlob); err != nil {
+	if hasOld {
+		if old, err = content(oldKind, e.OldSize, e.OldBlob, e.OldTarget); err != nil {
 			return err
 		}
 	}
-	if newIsFile {
-		if new, err = r.readObject(ctx, Blobs, e.NewBlob); err != nil {
+	if hasNew {
+		if new, err = content(e.Kind, e.NewSize, e.NewBlob, e.NewTarget); err != nil {
 			return err
 		}
 	}
-	if vfs.DetectEncoding(old) != vfs.EncodingUTF8 || vfs.DetectEncoding(new) != vfs.EncodingUTF8 {
+	if e.Binary || vfs.DetectEncoding(old) != vfs.EncodingUTF8 || vfs.DetectEncoding(new) != vfs.EncodingUTF8 {
 		e.Binary = true
 		return nil
 	}
-	oldName, newName := "a/"+string(e.Path), "b/"+string(e.Path)
-	if !oldIsFile {
-		oldName = textdiff.NoFile
+	a, b := "a/"+string(e.Path), "b/"+string(e.Path)
+	switch {
+	case e.OldKind != 0 && hasOld && hasNew:
+		e.parts = []string{textdiff.Unified(a, textdiff.NoFile, string(old), ""), textdiff.Unified(textdiff.NoFile, b, "", string(new))}
+	case e.OldKind != 0 && hasOld:
+		e.parts = []string{textdiff.Unified(a, textdiff.NoFile, string(old), ""), ""}
+	case e.OldKind != 0:
+		e.parts = []string{"", textdiff.Unified(textdiff.NoFile, b, "", string(new))}
+	default:
+		if !hasOld {
+			a = textdiff.NoFile
+		}
+		if !hasNew {
+			b = textdiff.NoFile
+		}
+		e.parts = []string{textdiff.Unified(a, b, string(old), string(new))}
 	}
-	if !newIsFile {
-		newName = textdiff.NoFile
-	}
-	e.Text = textdiff.Unified(oldName, newName, string(old), string(new))
+	e.Text = strings.Join(e.parts, "")
 	return nil
+}
+
+// gitMode renders a node's mode as git's diff headers do: 100644 for a
+// file with mode 0644, 120000 for a symlink, 040755 for a directory (which
+// git never shows; vfsd does, as a mode matters when it is applied). The
+// exact permission bits are shown, so a 0777 file is 100777.
+func gitMode(kind vfs.Kind, mode uint32) string {
+	switch kind {
+	case vfs.KindSymlink:
+		return "120000"
+	case vfs.KindDir:
+		return fmt.Sprintf("04%04o", mode&0o7777)
+	}
+	return fmt.Sprintf("10%04o", mode&0o7777)
+}
+
+// WriteUnified writes d as git writes a diff: per path a "diff --git"
+// line, the mode lines ("new file mode 100755", "old mode 100644" / "new
+// mode 100777", "deleted file mode ..."; "new directory mode 040755" and
+// the like for directories), then the unified diff of the content — a
+// symlink's being its target — or "Binary files ... differ". Every path is
+// quoted as git quotes it (textdiff.QuotePath), so no name can forge a
+// line. Entries need the diff's Text (DiffOptions.Text) for their hunks.
+func (d *Diff) WriteUnified(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	for i := range d.Entries {
+		writeEntry(bw, &d.Entries[i])
+	}
+	return bw.Flush()
+}
+
+// writeEntry writes one entry of WriteUnified.
+func writeEntry(w *bufio.Writer, e *DiffEntry) {
+	a, b := textdiff.QuotePath("a/"+string(e.Path)), textdiff.QuotePath("b/"+string(e.Path))
+	noun := func(k vfs.Kind) string {
+		if k == vfs.KindDir {
+			return "directory"
+		}
+		return "file"
+	}
+	body := func(part string, oldSide, newSide bool) {
+		switch {
+		case part != "":
+			w.WriteString(part)
+			if !strings.HasSuffix(part, "\n") {
+				w.WriteByte('\n')
+			}
+		case e.Binary:
+			from, to := a, b
+			if !oldSide {
+				from = textdiff.NoFile
+			}
+			if !newSide {
+				to = textdiff.NoFile
+			}
+			fmt.Fprintf(w, "Binary files %s and %s differ\n", from, to)
+		}
+	}
+	part := func(i int) string {
+		if i < len(e.parts) {
+			return e.parts[i]
+		}
+		return ""
+	}
+	header := func() { fmt.Fprintf(w, "diff --git %s %s\n", a, b) }
+	switch {
+	case e.Change == Added:
+		header()
+		fmt.Fprintf(w, "new %s mode %s\n", noun(e.Kind), gitMode(e.Kind, e.NewMode))
+		body(part(0), false, e.Kind != vfs.KindDir)
+	case e.Change == Deleted:
+		header()
+		fmt.Fprintf(w, "deleted %s mode %s\n", noun(e.Kind), gitMode(e.Kind, e.OldMode))
+		body(part(0), e.Kind != vfs.KindDir, false)
+	case e.OldKind != 0 && e.OldKind != e.Kind:
+		// As git shows a type change: the old node deleted, the new added.
+		header()
+		fmt.Fprintf(w, "deleted %s mode %s\n", noun(e.OldKind), gitMode(e.OldKind, e.OldMode))
+		if e.OldKind != vfs.KindDir {
+			body(part(0), true, false)
+		}
+		header()
+		fmt.Fprintf(w, "new %s mode %s\n", noun(e.Kind), gitMode(e.Kind, e.NewMode))
+		if e.Kind != vfs.KindDir {
+			body(part(1), false, true)
+		}
+	default:
+		header()
+		if om, nm := gitMode(e.Kind, e.OldMode), gitMode(e.Kind, e.NewMode); om != nm {
+			fmt.Fprintf(w, "old mode %s\nnew mode %s\n", om, nm)
+		}
+		if e.Kind != vfs.KindDir {
+			body(part(0), true, true)
+		}
+	}
 }

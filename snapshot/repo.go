@@ -27,6 +27,7 @@ type Repo struct {
 	clock       func() time.Time
 	policy      func(id string) vfs.Policy
 	quota       func(id string) vfs.Quota
+	sessionUID  func(s *vfs.Session) string
 
 	mu       sync.Mutex
 	sessions map[string]*vfs.Session
@@ -62,6 +63,9 @@ type RepoOptions struct {
 	Policy func(sessionID string) vfs.Policy
 	// Quota, if set, returns the quota of a session.
 	Quota func(sessionID string) vfs.Quota
+	// SessionUID, if set, returns the incarnation of session s that a
+	// snapshot of it records (Record.SessionUID); "" records none.
+	SessionUID func(s *vfs.Session) string
 }
 
 // OpenRepo opens the repository whose sessions live under sessionsDir and
@@ -74,7 +78,7 @@ func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOpt
 		return nil, fmt.Errorf("open repo: %w", err)
 	}
 	r := &Repo{
-		store: store, sessionsDir: sessionsDir, clock: opts.Clock, policy: opts.Policy, quota: opts.Quota,
+		store: store, sessionsDir: sessionsDir, clock: opts.Clock, policy: opts.Policy, quota: opts.Quota, sessionUID: opts.SessionUID,
 		sessions: make(map[string]*vfs.Session), snaps: make(map[string]*Snapshot),
 		index: make(map[vfs.Hash]manifestLoc), indexed: make(map[vfs.Hash]bool), packs: make(map[vfs.Hash]bool),
 		pins: pinSet{counts: make(map[vfs.Hash]int)},

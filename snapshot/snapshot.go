@@ -26,6 +26,10 @@ type Record struct {
 	Created int64    `json:"created"`           // Unix ms
 	Files   int64    `json:"files"`
 	Bytes   int64    `json:"bytes"`
+
+	// SessionUID identifies the incarnation of Session it was taken of
+	// (RepoOptions.SessionUID): session IDs may be reused, UIDs are not.
+	SessionUID string `json:"session_uid,omitempty"`
 }
 
 // RootNode is the root directory's own metadata.
@@ -180,7 +184,11 @@ func (r *Repo) Snapshot(ctx context.Context, s *vfs.Session, label string) (*Sna
 		return nil, fmt.Errorf("snapshot %s: %w", s.ID(), err)
 	}
 	defer f.Release()
-	snap, err := r.record(ctx, f, label, s.ID())
+	uid := ""
+	if r.sessionUID != nil {
+		uid = r.sessionUID(s)
+	}
+	snap, err := r.record(ctx, f, label, s.ID(), uid)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", s.ID(), err)
 	}
@@ -218,14 +226,14 @@ func (r *Repo) frozenManifests(ctx context.Context, f *vfs.Frozen, dry bool) (*m
 }
 
 // record writes the record of a frozen tree, with its new manifests.
-func (r *Repo) record(ctx context.Context, f *vfs.Frozen, label, session string) (*Snapshot, error) {
+func (r *Repo) record(ctx context.Context, f *vfs.Frozen, label, session, uid string) (*Snapshot, error) {
 	r.records.RLock()
 	defer r.records.RUnlock()
 	w, dirs, err := r.frozenManifests(ctx, f, false)
 	if err != nil {
 		return nil, err
 	}
-	return r.writeRecord(ctx, f.Tree, dirs, w.pack, Record{Parent: f.Ref, Label: label, Session: session})
+	return r.writeRecord(ctx, f.Tree, dirs, w.pack, Record{Parent: f.Ref, Label: label, Session: session, SessionUID: uid})
 }
 
 // writeRecord stores the record of tree, whose directory hashes are dirs,

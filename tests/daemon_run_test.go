@@ -96,10 +96,10 @@ func testRun(t *testing.T, sandbox string) {
 	_, stderr, code = p.cli(ctx, nil, "run", "--mount", project, "true")
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "put the command after --")
-	if sandbox == "namespace" {
-		_, stderr, code = p.cli(ctx, nil, "run", "--sandbox", sandbox, "--mount", project, "--", "no-such-command-vfsd")
-		require.Equal(t, 127, code, stderr)
-	}
+	_, stderr, code = p.cli(ctx, nil, "run", "--sandbox", sandbox, "--mount", project, "--", "no-such-command-vfsd")
+	require.Equal(t, 127, code, stderr)
+	_, stderr, code = p.cli(ctx, nil, "run", "--sandbox", sandbox, "--mount", project, "--", "./no-such-command-vfsd")
+	require.Equal(t, 127, code, stderr)
 
 	// Stopping vfsd stops the command, takes the mount down and still
 	// reports the diff; the status says it was stopped.

@@ -9,6 +9,7 @@ import (
 	"github.com/vfsd/vfsd/internal/textdiff"
 	"github.com/vfsd/vfsd/tools/edit"
 	"github.com/vfsd/vfsd/vfs"
+	"github.com/vfsd/vfsd/vfs/policy"
 )
 
 // EditFileParams are edit_file's parameters: one replacement (old_string,
@@ -45,7 +46,7 @@ type EditFileReceipt struct {
 // EditApplied says how one edit matched.
 type EditApplied struct {
 	Match        string `json:"match" jsonschema:"exact, trim_end, trim or unicode_punctuation"`
-	Lines        []int  `json:"lines" jsonschema:"1-based start line of each replacement"`
+	Lines        []int  `json:"lines" jsonschema:"1-based start line of each replacement (the first 100)"`
 	Replacements int    `json:"replacements"`
 }
 
@@ -65,26 +66,33 @@ func editFile(ctx context.Context, t *Toolset, p *EditFileParams) (*EditFileRece
 	if err != nil {
 		return nil, err
 	}
-	old, n, err := t.readText(ctx, path, "edit")
+	lim := t.editLimits()
+	old, n, err := t.readText(ctx, path, "edit", int64(lim.MaxBytes))
 	if err != nil {
 		return nil, err
 	}
 	if p.ExpectedVersion != nil && *p.ExpectedVersion != n.Version {
 		return nil, fail(CodeConflict, "%s is at version %d, not %d; read it again", displayPath(path), n.Version, *p.ExpectedVersion)
 	}
-	res, err := edit.Apply(old, edits)
+	res, err := edit.ApplyLimited(old, edits, lim)
 	if err != nil {
 		return nil, editFailure(displayPath(path), len(edits) > 1, err)
 	}
-	if limit := t.pol.Caps.MaxEditReplacements; limit > 0 && int64(res.Replacements) > limit {
-		return nil, &Failure{Code: CodeTooLarge, Msg: fmt.Sprintf("the edit would make %d replacements, over this policy's limit of %d; narrow old_string", res.Replacements, limit),
-			Details: &Details{Found: int64(res.Replacements), Limit: limit}}
-	}
-	r := &EditFileReceipt{Path: displayPath(path), Replacements: res.Replacements, DryRun: p.DryRun, Version: n.Version,
-		Diff: textdiff.Unified("a/"+displayPath(path), "b/"+displayPath(path), old, res.Content)}
+	r := &EditFileReceipt{Path: displayPath(path), Replacements: res.Replacements, DryRun: p.DryRun, Version: n.Version}
 	for _, a := range res.Edits {
-		r.Edits = append(r.Edits, EditApplied{Match: a.Pass, Lines: a.Lines, Replacements: a.Count})
+		lines := a.Lines
+		if len(lines) > maxReceiptLines {
+			lines = lines[:maxReceiptLines]
+		}
+		r.Edits = append(r.Edits, EditApplied{Match: a.Pass, Lines: lines, Replacements: a.Count})
 	}
+	if t.listBudget(r).left < 0 {
+		// Many edits: keep the first start line of each.
+		for i := range r.Edits {
+			r.Edits[i].Lines = r.Edits[i].Lines[:min(len(r.Edits[i].Lines), 1)]
+		}
+	}
+	r.Diff = t.boundedDiff(r, displayPath(path), old, res.Content)
 	if !p.DryRun {
 		v := n.Version
 		w, err := t.s.WriteFile(ctx, path, strings.NewReader(res.Content), vfs.WriteOptions{Mode: vfs.WriteOverwrite, ExpectedVersion: &v})
@@ -104,12 +112,58 @@ func editFile(ctx context.Context, t *Toolset, p *EditFileParams) (*EditFileRece
 	return r, nil
 }
 
+// maxClosestBytes caps the closest region a not_found receipt shows.
+const maxClosestBytes = 8 << 10
+
+// maxEdits caps the edits of one call.
+const maxEdits = 1000
+
+// maxReceiptLines caps the start lines an edit's receipt lists per edit;
+// replacements counts them all.
+const maxReceiptLines = 100
+
+// editLimits are the bounds of one edit_file call: the policy's write and
+// replacement caps, within the ceilings that hold under every policy.
+func (t *Toolset) editLimits() edit.Limits {
+	return edit.Limits{
+		MaxBytes:        int(policy.Clamp(MaxEditBytes, t.pol.Caps.MaxWriteBytes)),
+		MaxReplacements: int(policy.Clamp(MaxEditReplacements, t.pol.Caps.MaxEditReplacements)),
+	}
+}
+
+// maxDiffBytes bounds the changed region (both sides) an edit's receipt
+// diffs; the diff's working set is tens of bytes per byte diffed.
+const maxDiffBytes = 1 << 20
+
+// boundedDiff is the receipt's diff of old to new: computed over the
+// changed region only, omitted past maxDiffBytes, and cut to what fits the
+// inline limit beside the rest of receipt r.
+func (t *Toolset) boundedDiff(r *EditFileReceipt, path, old, new string) string {
+	d, ok := textdiff.Bounded("a/"+path, "b/"+path, old, new, maxDiffBytes)
+	if !ok {
+		return fmt.Sprintf("[diff omitted: the change spans more than %s; read the file to see it]\n", sizeWords(maxDiffBytes))
+	}
+	room := t.listBudget(r).left
+	if jsonSize(d) <= room {
+		return d
+	}
+	// Cut at a line end, leaving room for JSON escapes and the note.
+	cut := clipText(d, max(room/2, 0))
+	if i := strings.LastIndexByte(cut, '\n'); i >= 0 {
+		cut = cut[:i+1]
+	}
+	return cut + fmt.Sprintf("[... diff cut at %s of %s; read the file to see the rest]\n", sizeWords(int64(len(cut))), sizeWords(int64(len(d))))
+}
+
 // edits returns the edits the parameters ask for.
 func (p *EditFileParams) edits() ([]edit.Edit, error) {
 	single := p.OldString != nil || p.NewString != nil
 	switch {
 	case single && len(p.Edits) > 0:
 		return nil, fail(CodeInvalidInput, "give old_string/new_string or edits, not both")
+	case len(p.Edits) > maxEdits:
+		return nil, &Failure{Code: CodeTooLarge, Msg: fmt.Sprintf("%d edits in one call, over the limit of %d; split them over several calls", len(p.Edits), maxEdits),
+			Details: &Details{Found: int64(len(p.Edits)), Limit: maxEdits}}
 	case len(p.Edits) > 0:
 		out := make([]edit.Edit, len(p.Edits))
 		for i, e := range p.Edits {
@@ -131,6 +185,8 @@ func editFailure(path string, multi bool, err error) error {
 		noChange  *edit.NoChangeError
 		notFound  *edit.NotFoundError
 		ambiguous *edit.AmbiguousError
+		tooLarge  *edit.TooLargeError
+		tooMany   *edit.TooManyError
 	)
 	which := func(i int) (string, *int) {
 		if !multi {
@@ -145,17 +201,38 @@ func editFailure(path string, multi bool, err error) error {
 	case errors.As(err, &noChange):
 		w, idx := which(noChange.Index)
 		return &Failure{Code: CodeInvalidInput, Msg: w + "old_string and new_string are identical; nothing would change", Details: &Details{EditIndex: idx}}
+	case errors.As(err, &tooLarge):
+		w, idx := which(tooLarge.Index)
+		return &Failure{Code: CodeTooLarge,
+			Msg:     fmt.Sprintf("%sthe edit would make %s %s, over the limit of %s (%d bytes) an edit may build; make smaller edits, or write the file with write_file", w, path, sizeWords(tooLarge.Size), sizeWords(tooLarge.Limit), tooLarge.Limit),
+			Details: &Details{Path: path, Found: tooLarge.Size, Limit: tooLarge.Limit, EditIndex: idx}}
+	case errors.As(err, &tooMany):
+		w, idx := which(tooMany.Index)
+		return &Failure{Code: CodeTooLarge,
+			Msg:     fmt.Sprintf("%sold_string matches %d places in %s, over the limit of %d replacements left for this call; narrow old_string, or split the edit", w, tooMany.Count, path, tooMany.Limit),
+			Details: &Details{Path: path, Found: int64(tooMany.Count), Limit: int64(tooMany.Limit), EditIndex: idx}}
 	case errors.As(err, &ambiguous):
 		w, idx := which(ambiguous.Index)
+		listed := joinInts(ambiguous.Lines[:min(len(ambiguous.Lines), 20)])
+		if ambiguous.Total() > 20 {
+			listed += fmt.Sprintf(", ... (%d more)", ambiguous.Total()-20)
+		}
 		return &Failure{Code: CodeAmbiguous,
-			Msg:     fmt.Sprintf("%sold_string matches %d places in %s (lines %s); add surrounding lines to make it unique, or set replace_all", w, len(ambiguous.Lines), path, joinInts(ambiguous.Lines)),
-			Details: &Details{Path: path, CandidateLines: ambiguous.Lines, EditIndex: idx}}
+			Msg:     fmt.Sprintf("%sold_string matches %d places in %s (lines %s); add surrounding lines to make it unique, or set replace_all", w, ambiguous.Total(), path, listed),
+			Details: &Details{Path: path, CandidateLines: ambiguous.Lines, Found: int64(ambiguous.Total()), EditIndex: idx}}
 	case errors.As(err, &notFound):
 		w, idx := which(notFound.Index)
 		d := &Details{Path: path, EditIndex: idx}
 		msg := fmt.Sprintf("%sold_string was not found in %s", w, path)
-		if c := notFound.Closest; c != nil {
-			d.Closest = &Region{StartLine: c.StartLine, EndLine: c.EndLine, Text: c.Text, Similarity: roundTo(c.Similarity, 3)}
+		if notFound.ExactOnly {
+			msg += "; the file has too many lines to try whitespace-insensitive matches, so copy old_string exactly from read_file"
+		} else if c := notFound.Closest; c != nil {
+			text := c.Text
+			if len(text) > maxClosestBytes {
+				// As long as old_string in lines, not bytes: keep it small.
+				text = clipText(text, maxClosestBytes) + "\n[... region clipped; read the file at these lines]"
+			}
+			d.Closest = &Region{StartLine: c.StartLine, EndLine: c.EndLine, Text: text, Similarity: roundTo(c.Similarity, 3)}
 			msg += fmt.Sprintf("; the most similar text is at lines %d-%d (shown in closest); read the file and copy old_string exactly", c.StartLine, c.EndLine)
 		} else {
 			msg += "; the file is empty"
@@ -165,14 +242,20 @@ func editFailure(path string, multi bool, err error) error {
 	return err
 }
 
-// readText reads a text file for a tool that changes text.
-func (t *Toolset) readText(ctx context.Context, path vfs.Path, verb string) (string, vfs.Node, error) {
+// readText reads a text file for a tool that changes text, refusing one
+// larger than limit (0: unbounded) before reading it.
+func (t *Toolset) readText(ctx context.Context, path vfs.Path, verb string, limit int64) (string, vfs.Node, error) {
 	n, err := t.s.Stat(ctx, path)
 	if err != nil {
 		return "", n, err
 	}
 	if n.IsDir() {
 		return "", n, fail(CodeIsDirectory, "%s is a directory; %s a file in it", displayPath(path), verb)
+	}
+	if limit > 0 && n.Size > limit {
+		return "", n, &Failure{Code: CodeTooLarge,
+			Msg:     sizeMsg(displayPath(path), n.Size, limit) + " for " + verb + "_file, which holds the file in memory; write it with write_file (blob_ref), or change it through the mount",
+			Details: &Details{Path: displayPath(path), Found: n.Size, Limit: limit}}
 	}
 	data, n, err := t.s.ReadFile(ctx, path)
 	if err != nil {

@@ -37,7 +37,7 @@ type ListDirectoryReceipt struct {
 	Receipt
 	Path      string  `json:"path"`
 	Entries   []Entry `json:"entries" jsonschema:"sorted by path; paths relative to the workspace root"`
-	Truncated bool    `json:"truncated"`
+	Truncated bool    `json:"truncated" jsonschema:"more entries existed than max_entries, or than fit in one result"`
 	view      string
 }
 
@@ -165,6 +165,8 @@ func listDirectory(ctx context.Context, t *Toolset, p *ListDirectoryParams) (*Li
 	}
 	limit := int(policy.Clamp(int64(p.MaxEntries), t.pol.Caps.MaxEntries))
 	r := &ListDirectoryReceipt{Path: displayPath(dir), Entries: []Entry{}}
+	room := t.listBudget(r)
+	full := false
 	base := dir.Depth()
 	err = tree.Walk(dir, func(q vfs.Path, n vfs.Node) error {
 		if q == dir {
@@ -177,7 +179,12 @@ func listDirectory(ctx context.Context, t *Toolset, p *ListDirectoryParams) (*Li
 			r.Truncated = true
 			return errStop
 		}
-		r.Entries = append(r.Entries, entryOf(q, n))
+		e := entryOf(q, n)
+		if !room.take(e) {
+			r.Truncated, full = true, true
+			return errStop
+		}
+		r.Entries = append(r.Entries, e)
 		if n.IsDir() && q.Depth()-base >= depth {
 			return vfs.SkipDir
 		}
@@ -188,7 +195,10 @@ func listDirectory(ctx context.Context, t *Toolset, p *ListDirectoryParams) (*Li
 	}
 	r.view = listingView(dir, r.Entries, r.Truncated)
 	r.SummaryText = fmt.Sprintf("Listed %s: %d entries", r.Path, len(r.Entries))
-	if r.Truncated {
+	switch {
+	case full:
+		r.SummaryText += fmt.Sprintf(" (truncated at %s, the most one result returns; list a subdirectory, lower depth, or add ignore patterns)", sizeWords(t.opts.InlineBytes))
+	case r.Truncated:
 		r.SummaryText += " (truncated; raise max_entries or list a subdirectory)"
 	}
 	return r, nil

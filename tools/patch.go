@@ -69,16 +69,9 @@ func applyPatch(ctx context.Context, t *Toolset, p *ApplyPatchParams) (*ApplyPat
 	if err != nil {
 		return nil, patchFailure(err)
 	}
-	files := &sessionFiles{ctx: ctx, t: t, versions: map[vfs.Path]uint64{}}
-	for _, h := range parsed.Hunks {
-		for _, raw := range []string{h.Path, h.MoveTo} {
-			if raw == "" {
-				continue
-			}
-			if _, err := files.resolve(raw, vfs.AccessWrite); err != nil {
-				return nil, err
-			}
-		}
+	files := &sessionFiles{ctx: ctx, t: t, versions: map[vfs.Path]uint64{}, links: map[vfs.Path]bool{}}
+	if err := files.canonicalize(parsed); err != nil {
+		return nil, patchFailure(err)
 	}
 	res, err := patch.Plan(parsed, files)
 	if err != nil {
@@ -89,22 +82,20 @@ func applyPatch(ctx context.Context, t *Toolset, p *ApplyPatchParams) (*ApplyPat
 	}
 	r := &ApplyPatchReceipt{DryRun: p.DryRun, ChangedPaths: []string{}, Files: []PatchedFile{}}
 	changed := map[string]bool{}
-	note := func(raw string) {
-		q, _ := files.resolve(raw, vfs.AccessWrite)
-		if d := displayPath(q); !changed[d] {
+	note := func(d string) {
+		if !changed[d] {
 			changed[d] = true
 			r.ChangedPaths = append(r.ChangedPaths, d)
 		}
 	}
 	for _, c := range res.Changes {
-		f := PatchedFile{Op: string(c.Op), Diff: c.Diff}
-		q, _ := files.resolve(c.Path, vfs.AccessWrite)
-		f.Path = displayPath(q)
+		// The plan's paths are the canonical session paths canonicalize
+		// put in the hunks, already in display form.
+		f := PatchedFile{Op: string(c.Op), Diff: c.Diff, Path: c.Path}
 		note(c.Path)
 		switch {
 		case c.MoveTo != "":
-			to, _ := files.resolve(c.MoveTo, vfs.AccessWrite)
-			f.Op, f.MoveTo = "move", displayPath(to)
+			f.Op, f.MoveTo = "move", c.MoveTo
 			note(c.MoveTo)
 			r.Ops.Move++
 		case c.Op == patch.OpAdd:
@@ -186,31 +177,34 @@ func (t *Toolset) commitPatch(ctx context.Context, files *sessionFiles, res *pat
 		}
 		return nil
 	}
-	write := func(raw string, content []byte) error {
-		q, err := files.resolve(raw, vfs.AccessWrite)
-		if err != nil {
-			return err
-		}
+	write := func(q vfs.Path, content []byte) error {
 		return b.Write(ctx, q, bytes.NewReader(content), vfs.WriteOptions{CreateParents: true, ExpectedVersion: expect(q)})
 	}
 	for _, c := range res.Changes {
 		var err error
+		from := canonical(c.Path)
 		switch {
 		case c.Op == patch.OpDelete:
-			q, rerr := files.resolve(c.Path, vfs.AccessWrite)
-			if rerr != nil {
-				return rerr
-			}
-			touched[q] = true
-			err = b.Remove(q, vfs.RemoveOptions{Kind: vfs.KindFile})
+			touched[from] = true
+			err = b.Remove(from, vfs.RemoveOptions{Kind: vfs.KindFile})
 		case c.MoveTo != "":
-			if err = write(c.MoveTo, c.New); err == nil {
-				q, _ := files.resolve(c.Path, vfs.AccessWrite)
-				touched[q] = true
-				err = b.Remove(q, vfs.RemoveOptions{Kind: vfs.KindFile})
+			to := canonical(c.MoveTo)
+			if files.links[to] {
+				// A move replaces a symlink at its destination, as
+				// rename(2) does, instead of writing through it.
+				delete(files.links, to)
+				touched[to] = true
+				err = b.Remove(to, vfs.RemoveOptions{Kind: vfs.KindSymlink})
+			}
+			if err == nil {
+				err = write(to, c.New)
+			}
+			if err == nil {
+				touched[from] = true
+				err = b.Remove(from, vfs.RemoveOptions{Kind: vfs.KindFile})
 			}
 		default:
-			err = write(c.Path, c.New)
+			err = write(from, c.New)
 		}
 		if err != nil {
 			return err
@@ -240,26 +234,91 @@ func patchFailure(err error) error {
 }
 
 // sessionFiles lets the patch planner read the session, through the
-// policy, recording each file's version.
+// policy, recording each file's version. It is given canonical session
+// paths only (canonicalize rewrites the hunks first), so two names of one
+// file — through a symlink, "./", or a linked directory — are one path to
+// the planner and to the commit, and neither follows a link the other
+// does not.
 type sessionFiles struct {
 	ctx      context.Context
 	t        *Toolset
 	versions map[vfs.Path]uint64 // version read; 0 for a path that did not exist
+	links    map[vfs.Path]bool   // move destinations that are symlinks, replaced by the move
 	err      error               // the first failure that is not the patch's fault
 }
 
-// resolve maps a path as written in the patch to a session path.
-func (f *sessionFiles) resolve(raw string, a vfs.Access) (vfs.Path, error) {
+// canonicalize rewrites every path of p into the canonical session path it
+// names, in display form, checking the policy for writing it:
+//   - an added or updated file is the file a symlink at its last segment
+//     points to (writing through a link, as an editor does);
+//   - a deleted file, a moved file and a move's destination are the path
+//     itself: a symlink there is not followed. Deleting or moving a
+//     symlink is refused (delete_file and rename handle links); a move's
+//     destination that is a symlink is replaced by the moved file, as
+//     rename(2) replaces it.
+//
+// Without this the planner, which keys files by the text of their paths,
+// and the commit, which resolves links, disagreed about which paths are
+// the same file: "Update x, Move to y" with y a link to x wrote x through
+// y and then deleted x, losing the file.
+func (f *sessionFiles) canonicalize(p *patch.Patch) error {
+	for i := range p.Hunks {
+		h := &p.Hunks[i]
+		follow := followLast
+		if h.Op == patch.OpDelete || h.MoveTo != "" {
+			follow = noFollowLast
+		}
+		q, err := f.resolve(h.Path, follow)
+		if err != nil {
+			return err
+		}
+		if n, ok := f.t.s.Tree().Get(q); ok && n.IsSymlink() {
+			what := "deletes"
+			if h.Op != patch.OpDelete {
+				what = "moves"
+			}
+			return &patch.RejectError{Path: h.Path, Line: h.Line, Err: fs.ErrInvalid,
+				Msg: fmt.Sprintf("%s is a symlink, and a patch %s only files; use delete_file or rename for a link, or name the file it points to (%s)", h.Path, what, n.Target)}
+		}
+		h.Path = displayPath(q)
+		if h.MoveTo == "" {
+			continue
+		}
+		to, err := f.resolve(h.MoveTo, noFollowLast)
+		if err != nil {
+			return err
+		}
+		if n, ok := f.t.s.Tree().Get(to); ok && n.IsSymlink() {
+			f.links[to] = true
+		}
+		h.MoveTo = displayPath(to)
+	}
+	return nil
+}
+
+// resolve maps a path as written in the patch to a session path, checked
+// for writing.
+func (f *sessionFiles) resolve(raw string, follow resolution) (vfs.Path, error) {
 	if err := patch.CheckPath(raw); err != nil {
 		return "", fail(CodeForbidden, "patch path %q: %v; patch paths stay inside the workspace", raw, err)
 	}
-	return f.t.path("path", raw, a, followLast)
+	return f.t.path("path", raw, vfs.AccessWrite, follow)
 }
 
-// ReadFile implements patch.Files.
-func (f *sessionFiles) ReadFile(raw string) ([]byte, error) {
-	q, err := f.resolve(raw, vfs.AccessRead)
-	if err != nil {
+// canonical parses a path canonicalize produced (or an ancestor of one).
+func canonical(d string) vfs.Path {
+	if d == "." || d == "" {
+		return vfs.Root
+	}
+	return vfs.Path(d)
+}
+
+// ReadFile implements patch.Files for canonical paths. It follows no
+// symlink: a symlink here is a move's destination, which the move
+// replaces; it reads as an existing file holding its target.
+func (f *sessionFiles) ReadFile(d string) ([]byte, error) {
+	q := canonical(d)
+	if err := f.t.pol.Check(vfs.AccessRead, q); err != nil {
 		f.err = err
 		return nil, err
 	}
@@ -276,8 +335,7 @@ func (f *sessionFiles) ReadFile(raw string) ([]byte, error) {
 	case n.IsDir():
 		return nil, patch.ErrIsDir
 	case n.IsSymlink():
-		f.err = fail(CodeForbidden, "%s is a symlink the policy does not let the patch follow", displayPath(q))
-		return nil, f.err
+		return []byte(n.Target), nil
 	}
 	data, n, err := f.t.s.ReadFile(f.ctx, q)
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
@@ -62,12 +64,20 @@ func readFile(ctx context.Context, t *Toolset, p *ReadFileParams) (*ReadFileRece
 	if n.IsDir() {
 		return nil, fail(CodeIsDirectory, "%s is a directory; use list_directory to see its entries", displayPath(path))
 	}
-	r := &ReadFileReceipt{Path: displayPath(path), SizeBytes: n.Size, Version: n.Version}
-	maxRead := policy.Clamp(0, t.pol.Caps.MaxReadBytes)
-	if p.OffsetBytes != nil || p.MaxBytes != nil {
-		return r, t.readBytes(ctx, r, path, n, p, maxRead)
+	rd, err := t.s.Open(ctx, path)
+	if err != nil {
+		return nil, err
 	}
-	return r, t.readLines(ctx, r, path, n, p, maxRead)
+	defer rd.Close()
+	n.Size = rd.Size()
+	r := &ReadFileReceipt{Path: displayPath(path), SizeBytes: n.Size, Version: n.Version}
+	// Every read is a window of the file, and memory is bounded by the
+	// window's inline part: larger windows stream into a blob.
+	maxRead := policy.Clamp(MaxReadWindow, t.pol.Caps.MaxReadBytes)
+	if p.OffsetBytes != nil || p.MaxBytes != nil {
+		return r, t.readBytes(ctx, r, rd, n, p, maxRead)
+	}
+	return r, t.readLines(ctx, r, rd, n, p, maxRead)
 }
 
 // normalize folds the aliases and checks the ranges.
@@ -115,87 +125,294 @@ func checkOutputMode(m OutputMode) error {
 }
 
 // readBytes serves a byte range.
-func (t *Toolset) readBytes(ctx context.Context, r *ReadFileReceipt, path vfs.Path, n vfs.Node, p *ReadFileParams, maxRead int64) error {
+func (t *Toolset) readBytes(ctx context.Context, r *ReadFileReceipt, rd io.ReaderAt, n vfs.Node, p *ReadFileParams, maxRead int64) error {
 	off := int64(0)
 	if p.OffsetBytes != nil {
 		off = min(*p.OffsetBytes, n.Size)
 	}
-	want := n.Size - off
+	want := min(n.Size-off, maxRead)
 	if p.MaxBytes != nil {
 		want = min(want, *p.MaxBytes)
 	}
-	if maxRead > 0 {
-		want = min(want, maxRead)
-	}
-	buf := make([]byte, want)
-	got, err := t.s.ReadAt(ctx, path, buf, off)
-	if err != nil && got < len(buf) {
-		return err
-	}
-	buf = buf[:got]
-	r.OffsetBytes, r.Truncated = off, off+int64(got) < n.Size
-	return t.finishRead(ctx, r, n, buf, p, buf)
+	r.OffsetBytes, r.Truncated = off, off+want < n.Size
+	return t.sendWindow(ctx, r, rd, n, off, want, nil, p)
 }
 
-// readLines serves the whole file or a line range.
-func (t *Toolset) readLines(ctx context.Context, r *ReadFileReceipt, path vfs.Path, n vfs.Node, p *ReadFileParams, maxRead int64) error {
-	if maxRead > 0 && n.Size > maxRead && p.StartLine == nil && p.LineCount == nil {
-		// Past the cap a plain read becomes a byte range of the cap.
-		p.MaxBytes = &maxRead
-		return t.readBytes(ctx, r, path, n, p, maxRead)
-	}
-	data, _, err := t.s.ReadFile(ctx, path)
-	if err != nil {
-		return err
-	}
-	if isBinary(n, data) || p.Encoding == "bytes" {
-		if p.StartLine != nil || p.LineCount != nil {
-			if isBinary(n, data) {
-				return fail(CodeInvalidInput, "%s is binary and has no lines; read it by byte range (offset_bytes, max_bytes)", r.Path)
+// lineScanChunk is how much of a file a line scan reads at a time; tests
+// lower it to cross chunk boundaries.
+var lineScanChunk = 64 << 10
+
+// lineWindow is where a line-mode read's lines are, found by scanning.
+type lineWindow struct {
+	startOff, endOff int64 // the window's bytes
+	endLine          int   // its last line
+	totalLines       int   // lines in the file; -1 when not counted (too large)
+	binary           bool  // the scanned content is not UTF-8 text
+}
+
+// scanLines finds the bytes of lines [start, start+count) of rd (count
+// < 0: to the end), at most maxRead of them, and counts the file's lines,
+// reading it in chunks: memory is one chunk, whatever the file's size. It
+// reads at most MaxLineScanBytes; past that the lines are not counted,
+// and a window that starts beyond it is refused.
+func scanLines(rd io.ReaderAt, size int64, start, count int, maxRead int64, enc vfs.Encoding) (lineWindow, error) {
+	w := lineWindow{startOff: -1, endOff: -1, totalLines: -1}
+	limit := min(size, MaxLineScanBytes)
+	var sniff textSniffer
+	line := 1 // the line at off
+	buf := make([]byte, lineScanChunk)
+	for off := int64(0); off < limit; {
+		chunk := buf[:min(int64(len(buf)), limit-off)]
+		got, err := rd.ReadAt(chunk, off)
+		if got < len(chunk) {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
 			}
+			return w, err
 		}
-		r.Truncated = false
-		return t.finishRead(ctx, r, n, data, p, data)
+		if enc == vfs.EncodingUnknown {
+			sniff.feed(chunk)
+		}
+		for i := 0; i < len(chunk); {
+			if line == start && w.startOff < 0 {
+				w.startOff = off + int64(i)
+			}
+			j := bytes.IndexByte(chunk[i:], '\n')
+			if j < 0 {
+				break
+			}
+			i += j + 1
+			if w.startOff >= 0 && w.endOff < 0 && (count >= 0 && line == start+count-1) {
+				w.endOff, w.endLine = off+int64(i), line
+			}
+			line++
+		}
+		off += int64(len(chunk))
 	}
-	lines := splitLines(data)
-	r.TotalLines = len(lines)
-	start, count := 1, len(lines)
+	if w.startOff < 0 && line == start && limit == size {
+		w.startOff = size // the (empty) end of the file
+	}
+	// A rune cut by the scan's limit is not evidence of binary content.
+	w.binary = sniff.binary || (limit == size && len(sniff.carry) > 0)
+	if limit == size {
+		w.totalLines = line - 1
+		if size > 0 && !endsWithNewline(rd, size) {
+			w.totalLines++
+		}
+	}
+	if w.startOff < 0 {
+		if limit < size {
+			return w, &Failure{Code: CodeTooLarge,
+				Msg:     fmt.Sprintf("line %d is beyond the first %s of the file, as far as a line read scans; read it by byte range (offset_bytes, max_bytes)", start, sizeWords(MaxLineScanBytes)),
+				Details: &Details{Found: size, Limit: MaxLineScanBytes}}
+		}
+		return w, nil
+	}
+	if w.endOff < 0 {
+		w.endOff, w.endLine = limit, w.lastLine(line, limit, size)
+	}
+	if w.endOff-w.startOff > maxRead {
+		w.endOff = w.startOff + maxRead
+		w.endLine = -1 // recounted by the caller over the window
+	}
+	return w, nil
+}
+
+// lastLine is the last line a window running to the scan's end holds.
+func (w lineWindow) lastLine(line int, limit, size int64) int {
+	if limit == size && w.totalLines >= 0 {
+		return w.totalLines
+	}
+	return line
+}
+
+// textSniffer classifies content fed to it in chunks as vfs.DetectEncoding
+// classifies the whole: binary on a NUL byte or invalid UTF-8. carry holds
+// an incomplete rune at the end of what was fed.
+type textSniffer struct {
+	binary bool
+	carry  []byte
+}
+
+func (s *textSniffer) feed(b []byte) {
+	if s.binary {
+		return
+	}
+	if bytes.IndexByte(b, 0) >= 0 {
+		s.binary = true
+		return
+	}
+	for len(s.carry) > 0 && len(b) > 0 && !utf8.FullRune(s.carry) {
+		s.carry, b = append(s.carry, b[0]), b[1:]
+	}
+	if len(s.carry) > 0 {
+		if !utf8.FullRune(s.carry) {
+			return
+		}
+		if r, size := utf8.DecodeRune(s.carry); (r == utf8.RuneError && size <= 1) || size != len(s.carry) {
+			s.binary = true
+			return
+		}
+		s.carry = s.carry[:0]
+	}
+	cut := len(b)
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	if !utf8.Valid(b[:cut]) {
+		s.binary = true
+		return
+	}
+	s.carry = append(s.carry, b[cut:]...)
+}
+
+func endsWithNewline(rd io.ReaderAt, size int64) bool {
+	var b [1]byte
+	_, err := rd.ReadAt(b[:], size-1)
+	return err == nil && b[0] == '\n'
+}
+
+// readLines serves the whole file or a line range: the window is found by
+// scanning the file, then served like a byte range.
+func (t *Toolset) readLines(ctx context.Context, r *ReadFileReceipt, rd io.ReaderAt, n vfs.Node, p *ReadFileParams, maxRead int64) error {
+	ranged := p.StartLine != nil || p.LineCount != nil
+	if !ranged && (n.Size > maxRead || n.Size > MaxLineScanBytes || p.Encoding == "bytes" || n.Encoding == vfs.EncodingBinary) {
+		// A plain read past the cap (or too large to count lines in, or of
+		// bytes) becomes a byte range from the start.
+		p.MaxBytes = &maxRead
+		return t.readBytes(ctx, r, rd, n, p, maxRead)
+	}
+	start, count := 1, -1
 	if p.StartLine != nil {
 		start = *p.StartLine
 	}
 	if p.LineCount != nil {
 		count = *p.LineCount
 	}
-	if start > len(lines) && !(start == 1 && len(lines) == 0) {
-		return fail(CodeInvalidInput, "start_line %d is past the end of %s, which has %d lines", start, r.Path, len(lines))
-	}
-	end := min(start-1+count, len(lines))
-	sel := []byte(strings.Join(lines[start-1:end], ""))
-	if maxRead > 0 && int64(len(sel)) > maxRead {
-		sel = sel[:maxRead]
-		end = start - 1 + len(splitLines(sel))
-	}
-	r.StartLine, r.EndLine = start, end
-	if len(lines) == 0 {
-		r.StartLine, r.EndLine = 0, 0
-	}
-	r.OffsetBytes = int64(len(strings.Join(lines[:start-1], "")))
-	r.Truncated = r.OffsetBytes+int64(len(sel)) < n.Size
-	return t.finishRead(ctx, r, n, sel, p, data)
-}
-
-// finishRead fills the payload and the text view.
-func (t *Toolset) finishRead(ctx context.Context, r *ReadFileReceipt, n vfs.Node, sel []byte, p *ReadFileParams, whole []byte) error {
-	binary := isBinary(n, whole)
-	r.Encoding = "utf-8"
-	if binary {
-		r.Encoding = "binary"
-	}
-	asText := !binary && p.Encoding != "bytes"
-	pl, err := t.payload(ctx, sel, asText, p.OutputMode)
+	w, err := scanLines(rd, n.Size, start, count, maxRead, n.Encoding)
 	if err != nil {
 		return err
 	}
+	binary := isBinary(n, nil) || w.binary
+	if binary {
+		if ranged {
+			return fail(CodeInvalidInput, "%s is binary and has no lines; read it by byte range (offset_bytes, max_bytes)", r.Path)
+		}
+		p.MaxBytes = &maxRead
+		return t.readBytes(ctx, r, rd, n, p, maxRead)
+	}
+	if w.startOff < 0 || (w.startOff == n.Size && !(start == 1 && n.Size == 0)) {
+		return fail(CodeInvalidInput, "start_line %d is past the end of %s, which has %d lines", start, r.Path, max(w.totalLines, 0))
+	}
+	r.TotalLines = max(w.totalLines, 0)
+	r.StartLine, r.EndLine = start, w.endLine
+	if n.Size == 0 {
+		r.StartLine, r.EndLine = 0, 0
+	}
+	r.OffsetBytes = w.startOff
+	r.Truncated = w.endOff < n.Size
+	return t.sendWindow(ctx, r, rd, n, w.startOff, w.endOff-w.startOff, &binary, p)
+}
+
+// sendWindow returns bytes [off, off+size) of rd as the receipt's payload:
+// read into memory when they fit inline, streamed into a blob otherwise,
+// so a read's memory is bounded by the inline limit whatever its window.
+// binary is the content's class when known; nil classifies the window.
+func (t *Toolset) sendWindow(ctx context.Context, r *ReadFileReceipt, rd io.ReaderAt, n vfs.Node, off, size int64, binary *bool, p *ReadFileParams) error {
+	mode := p.OutputMode
+	if mode == "" {
+		mode = OutputAuto
+	}
+	var pl Payload
+	isBin := false
+	if size <= t.opts.InlineBytes {
+		buf := make([]byte, size)
+		if got, err := rd.ReadAt(buf, off); got < len(buf) {
+			return fmt.Errorf("read %s at %d: %w", r.Path, off, err)
+		}
+		isBin = isBinary(n, buf)
+		if binary != nil {
+			isBin = *binary
+		}
+		pl = inline(buf, !isBin && p.Encoding != "bytes")
+		if r.EndLine < 0 {
+			r.EndLine = r.StartLine - 1 + len(splitLines(buf))
+		}
+	} else {
+		if mode == OutputRequireInline || t.opts.Blobs == nil {
+			return &Failure{Code: CodeInlineRequiredTooLarge,
+				Msg: sizeMsg("the output", size, t.opts.InlineBytes) +
+					" to return inline; read a smaller range (max_bytes, or start_line/line_count)",
+				Details: &Details{Found: size, Limit: t.opts.InlineBytes}}
+		}
+		head := &headWriter{max: previewBytes}
+		lines := new(lineCounter)
+		sniff := vfs.NewSniffer(io.TeeReader(io.NewSectionReader(rd, off, size), io.MultiWriter(head, lines)))
+		h, got, unpin, err := t.opts.Blobs.Put(ctx, sniff, true)
+		if err != nil {
+			return fmt.Errorf("store %s's content: %w", r.Path, err)
+		}
+		unpin() // the store's fresh set keeps it until the next collection but one
+		isBin = isBinary(n, nil) || sniff.Encoding() == vfs.EncodingBinary
+		if binary != nil {
+			isBin = *binary
+		}
+		pl = Payload{Blob: &BlobInfo{BlobRef: BlobRefPrefix + h.String(), SizeBytes: got, Preview: preview(head.buf)}}
+		if r.EndLine < 0 {
+			r.EndLine = r.StartLine - 1 + lines.lines()
+		}
+	}
+	r.Encoding = "utf-8"
+	if isBin {
+		r.Encoding = "binary"
+	}
+	finishRead(r, n, pl, size, !isBin && p.Encoding != "bytes", p)
+	return nil
+}
+
+// headWriter keeps the first max bytes written to it.
+type headWriter struct {
+	buf []byte
+	max int
+}
+
+func (w *headWriter) Write(b []byte) (int, error) {
+	if k := min(len(b), w.max-len(w.buf)); k > 0 {
+		w.buf = append(w.buf, b[:k]...)
+	}
+	return len(b), nil
+}
+
+// lineCounter counts the line breaks written to it.
+type lineCounter struct {
+	n    int
+	last byte
+	any  bool
+}
+
+func (c *lineCounter) Write(b []byte) (int, error) {
+	c.n += bytes.Count(b, []byte{'\n'})
+	if len(b) > 0 {
+		c.last, c.any = b[len(b)-1], true
+	}
+	return len(b), nil
+}
+
+// lines is the number of lines the written content holds.
+func (c *lineCounter) lines() int {
+	if c.any && c.last != '\n' {
+		return c.n + 1
+	}
+	return c.n
+}
+
+// finishRead fills the payload and the text view.
+func finishRead(r *ReadFileReceipt, n vfs.Node, pl Payload, selLen int64, asText bool, p *ReadFileParams) {
 	r.Payload = pl
 	word := "Read"
 	if r.Truncated {
@@ -204,8 +421,10 @@ func (t *Toolset) finishRead(ctx context.Context, r *ReadFileReceipt, n vfs.Node
 	switch {
 	case r.TotalLines > 0:
 		r.SummaryText = fmt.Sprintf("%s %s: lines %d-%d of %d", word, r.Path, r.StartLine, r.EndLine, r.TotalLines)
+	case r.StartLine > 0:
+		r.SummaryText = fmt.Sprintf("%s %s: lines %d-%d of a file too large to count lines in (%s)", word, r.Path, r.StartLine, r.EndLine, sizeWords(n.Size))
 	default:
-		r.SummaryText = fmt.Sprintf("%s %s: %s at offset %d of %s", word, r.Path, sizeWords(int64(len(sel))), r.OffsetBytes, sizeWords(n.Size))
+		r.SummaryText = fmt.Sprintf("%s %s: %s at offset %d of %s", word, r.Path, sizeWords(selLen), r.OffsetBytes, sizeWords(n.Size))
 	}
 	r.view = pl.text()
 	if asText && p.LineNumbers && pl.InlineText != nil {
@@ -219,13 +438,15 @@ func (t *Toolset) finishRead(ctx context.Context, r *ReadFileReceipt, n vfs.Node
 		if !strings.HasSuffix(r.view, "\n") {
 			r.view += "\n"
 		}
-		if r.TotalLines > 0 {
+		switch {
+		case r.TotalLines > 0:
 			r.view += fmt.Sprintf("[... showing lines %d-%d of %d; read on with start_line=%d]\n", r.StartLine, r.EndLine, r.TotalLines, r.EndLine+1)
-		} else {
-			r.view += fmt.Sprintf("[... showing bytes %d-%d of %d; read on with offset_bytes=%d]\n", r.OffsetBytes, r.OffsetBytes+int64(len(sel)), n.Size, r.OffsetBytes+int64(len(sel)))
+		case r.StartLine > 0:
+			r.view += fmt.Sprintf("[... showing lines %d-%d; read on with start_line=%d]\n", r.StartLine, r.EndLine, r.EndLine+1)
+		default:
+			r.view += fmt.Sprintf("[... showing bytes %d-%d of %d; read on with offset_bytes=%d]\n", r.OffsetBytes, r.OffsetBytes+selLen, n.Size, r.OffsetBytes+selLen)
 		}
 	}
-	return nil
 }
 
 // isBinary reports whether content is binary: by the node's encoding hint,

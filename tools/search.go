@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vfsd/vfsd/tools/search"
 	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
+
+// clippedMark ends a grep line clipped at grepLineBytes.
+const clippedMark = " [... line clipped]"
 
 // Default result counts of grep and glob when the call gives none.
 const (
@@ -38,7 +42,7 @@ type GrepReceipt struct {
 	Receipt
 	Matches       []GrepMatch `json:"matches,omitempty" jsonschema:"matching (and context) lines, by path then line"`
 	Files         []GrepFile  `json:"files,omitempty" jsonschema:"files with matches, by path (files_with_matches and count)"`
-	Truncated     bool        `json:"truncated" jsonschema:"more results existed than max_results"`
+	Truncated     bool        `json:"truncated" jsonschema:"more results existed than max_results, or than fit in one result"`
 	FilesSearched int         `json:"files_searched"`
 	view          string
 }
@@ -73,7 +77,7 @@ type GlobParams struct {
 type GlobReceipt struct {
 	Receipt
 	Paths     []string `json:"paths" jsonschema:"matching paths, relative to the workspace root"`
-	Truncated bool     `json:"truncated"`
+	Truncated bool     `json:"truncated" jsonschema:"more paths existed than max_results, or than fit in one result"`
 }
 
 func (r *GlobReceipt) text() string {
@@ -82,7 +86,7 @@ func (r *GlobReceipt) text() string {
 	}
 	s := strings.Join(r.Paths, "\n") + "\n"
 	if r.Truncated {
-		s += "[... more paths; raise max_results or narrow the pattern]\n"
+		s += "[... more paths; narrow the pattern or path]\n"
 	}
 	return s
 }
@@ -129,36 +133,52 @@ func grep(ctx context.Context, t *Toolset, p *GrepParams) (*GrepReceipt, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := t.checkScan(path); err != nil {
-		return nil, err
-	}
 	limit := int(policy.Clamp(int64(orDefault(p.MaxResults, defaultGrepResults)), t.pol.Caps.MaxGrepResults))
 	res, err := search.Grep(ctx, t.s, search.GrepOptions{
 		Pattern: p.Pattern, Path: path, Glob: p.Glob, CaseInsensitive: p.CaseInsensitive, FixedStrings: p.FixedStrings,
 		Before: max(p.Before, p.Context), After: max(p.After, p.Context), Output: out, MaxResults: limit,
 		NoIgnore: p.RespectGitignore != nil && !*p.RespectGitignore, Hidden: t.hiddenFilter(), Engine: engine,
+		MaxLineBytes: grepLineBytes + utf8.UTFMax, MaxFiles: t.pol.Caps.MaxScannedFiles, MaxBytes: t.pol.Caps.MaxScannedBytes,
 	})
 	if err != nil {
 		return nil, searchFailure(err)
 	}
 	r := &GrepReceipt{Truncated: res.Truncated, FilesSearched: res.FilesSearched}
+	// Results stop at the last one that fits the inline limit.
+	full := false
+	room := t.listBudget(r)
 	var b strings.Builder
 	for _, m := range res.Matches {
-		r.Matches = append(r.Matches, GrepMatch{Path: displayPath(m.Path), Line: m.Line, Text: m.Text, Context: m.Context})
+		gm := GrepMatch{Path: displayPath(m.Path), Line: m.Line, Text: m.Text, Context: m.Context}
+		if len(gm.Text) > grepLineBytes {
+			// Engines cut at grepLineBytes+UTFMax: longer means clipped.
+			gm.Text = clipText(gm.Text, grepLineBytes) + clippedMark
+		}
+		if !room.take(gm) {
+			full = true
+			break
+		}
+		r.Matches = append(r.Matches, gm)
 		sep := ":"
 		if m.Context {
 			sep = "-"
 		}
-		fmt.Fprintf(&b, "%s%s%d%s%s\n", displayPath(m.Path), sep, m.Line, sep, m.Text)
+		fmt.Fprintf(&b, "%s%s%d%s%s\n", gm.Path, sep, gm.Line, sep, gm.Text)
 	}
 	for _, f := range res.Files {
-		r.Files = append(r.Files, GrepFile{Path: displayPath(f.Path), Count: f.Count})
+		gf := GrepFile{Path: displayPath(f.Path), Count: f.Count}
+		if !room.take(gf) {
+			full = true
+			break
+		}
+		r.Files = append(r.Files, gf)
 		if out == search.OutputCount {
-			fmt.Fprintf(&b, "%s:%d\n", displayPath(f.Path), f.Count)
+			fmt.Fprintf(&b, "%s:%d\n", gf.Path, gf.Count)
 		} else {
-			fmt.Fprintf(&b, "%s\n", displayPath(f.Path))
+			fmt.Fprintf(&b, "%s\n", gf.Path)
 		}
 	}
+	r.Truncated = r.Truncated || full
 	found := len(r.Matches)
 	what := "matching lines"
 	if out != search.OutputContent {
@@ -173,8 +193,13 @@ func grep(ctx context.Context, t *Toolset, p *GrepParams) (*GrepReceipt, error) 
 		}
 	}
 	r.SummaryText = fmt.Sprintf("Found %d %s in %d files searched", found, what, res.FilesSearched)
+	switch {
+	case full:
+		r.SummaryText += fmt.Sprintf(" (truncated at %s, the most one result returns; narrow the pattern, path or glob, or use output=files_with_matches or count)", sizeWords(t.opts.InlineBytes))
+	case r.Truncated:
+		r.SummaryText += fmt.Sprintf(" (truncated at %d; narrow the pattern, path or glob, or raise max_results up to %d)", limit, max(t.pol.Caps.MaxGrepResults, int64(limit)))
+	}
 	if r.Truncated {
-		r.SummaryText += fmt.Sprintf(" (truncated at %d; narrow the pattern, path or glob, or raise max_results)", limit)
 		b.WriteString("[... more results]\n")
 	}
 	if b.Len() == 0 {
@@ -218,12 +243,23 @@ func glob(ctx context.Context, t *Toolset, p *GlobParams) (*GlobReceipt, error) 
 		return nil, searchFailure(err)
 	}
 	r := &GlobReceipt{Paths: []string{}, Truncated: res.Truncated}
+	room := t.listBudget(r)
+	full := false
 	for _, e := range res.Entries {
-		r.Paths = append(r.Paths, displayPath(e.Path))
+		q := displayPath(e.Path)
+		if !room.take(q) {
+			full = true
+			break
+		}
+		r.Paths = append(r.Paths, q)
 	}
-	r.SummaryText = fmt.Sprintf("Found %d paths matching %s", len(r.Paths), p.Pattern)
-	if r.Truncated {
-		r.SummaryText += fmt.Sprintf(" (truncated at %d)", limit)
+	r.Truncated = r.Truncated || full
+	r.SummaryText = fmt.Sprintf("Found %d paths matching %s", len(r.Paths), clipText(p.Pattern, 200))
+	switch {
+	case full:
+		r.SummaryText += fmt.Sprintf(" (truncated at %s, the most one result returns; narrow the pattern or path)", sizeWords(t.opts.InlineBytes))
+	case r.Truncated:
+		r.SummaryText += fmt.Sprintf(" (truncated at %d; narrow the pattern or path, or raise max_results)", limit)
 	}
 	return r, nil
 }
@@ -233,34 +269,12 @@ func (t *Toolset) hiddenFilter() func(vfs.Path, vfs.Node) bool {
 	return func(p vfs.Path, _ vfs.Node) bool { return t.pol.Hidden(p) }
 }
 
-// checkScan refuses a search whose scope holds more files or bytes than
-// the policy lets one search read.
-func (t *Toolset) checkScan(root vfs.Path) error {
-	caps := t.pol.Caps
-	if caps.MaxScannedFiles <= 0 && caps.MaxScannedBytes <= 0 {
-		return nil
-	}
-	var files, bytes int64
-	_ = t.s.Tree().Walk(root, func(_ vfs.Path, n vfs.Node) error {
-		if n.IsFile() {
-			files++
-			bytes += n.Size
-		}
-		return nil
-	})
-	switch {
-	case caps.MaxScannedFiles > 0 && files > caps.MaxScannedFiles:
-		return &Failure{Code: CodeTooLarge, Msg: fmt.Sprintf("%s holds %d files, more than one search may read (%d); search a subdirectory", displayPath(root), files, caps.MaxScannedFiles),
-			Details: &Details{Found: files, Limit: caps.MaxScannedFiles}}
-	case caps.MaxScannedBytes > 0 && bytes > caps.MaxScannedBytes:
-		return &Failure{Code: CodeTooLarge, Msg: fmt.Sprintf("%s holds %d bytes, more than one search may read (%d); search a subdirectory", displayPath(root), bytes, caps.MaxScannedBytes),
-			Details: &Details{Found: bytes, Limit: caps.MaxScannedBytes}}
-	}
-	return nil
-}
-
 // searchFailure maps the search package's pattern errors.
 func searchFailure(err error) error {
+	var le *search.ScanLimitError
+	if errors.As(err, &le) {
+		return &Failure{Code: CodeTooLarge, Msg: le.Error(), Details: &Details{Found: le.Found, Limit: le.Limit}}
+	}
 	var pe *search.PatternError
 	if errors.As(err, &pe) {
 		code := CodeInvalidPattern

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vfsd/vfsd/client"
+	"github.com/vfsd/vfsd/internal/textdiff"
 )
 
 func newApplyCmd(g *globalFlags) *cobra.Command {
@@ -16,8 +17,12 @@ func newApplyCmd(g *globalFlags) *cobra.Command {
 		Short: "Write a session's changes back to the host folders it was staged from",
 		Long: `Writes what changed in SESSION since its host folders were imported (or last
 applied) back to them. A path the host changed meanwhile is a conflict: it is
-reported and left alone, and the command exits 1. --dry-run reports what would
-be written and writes nothing. Review first with vfsd snapshot diff --session
+reported and left alone, and the command exits 1; so is a change the host
+refuses (a directory that gained files, permission denied, a full disk). What
+was applied becomes the new starting point, so applying again after fixing the
+host writes only the rest. --dry-run reports what would be written and writes
+nothing. Paths with control characters, quotes, backslashes or non-ASCII bytes
+are printed quoted as git quotes them ("a\nb"). Review first with vfsd snapshot diff --session
 SESSION --from import.`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
@@ -30,21 +35,23 @@ SESSION --from import.`,
 			if r.DryRun {
 				verb = "would apply"
 			}
+			// Paths are quoted as git quotes them: a name cannot forge a
+			// line of the report or send escape sequences to the terminal.
 			for _, ch := range r.Applied {
-				fmt.Fprintf(w, "%s %-7s %s\n", verb, ch.Action, ch.HostPath)
+				fmt.Fprintf(w, "%s %-7s %s\n", verb, ch.Action, textdiff.QuotePath(ch.HostPath))
 			}
 			for _, ch := range r.Conflicts {
-				fmt.Fprintf(w, "conflict %-7s %s: %s\n", ch.Action, ch.HostPath, ch.Conflict)
+				fmt.Fprintf(w, "conflict %-7s %s: %s\n", ch.Action, textdiff.QuotePath(ch.HostPath), textdiff.QuotePath(ch.Conflict))
 			}
 			for _, p := range r.Outside {
-				fmt.Fprintf(w, "not applied: %s is outside every host folder\n", p)
+				fmt.Fprintf(w, "not applied: %s is outside every host folder\n", textdiff.QuotePath(p))
 			}
 			fmt.Fprintf(w, "%d changes %s, %d conflicts\n", len(r.Applied), verb, len(r.Conflicts))
 		}); err != nil {
 			return err
 		}
 		if len(r.Conflicts) > 0 {
-			return fmt.Errorf("%d changes were not applied because the host changed since the import; apply them by hand, or reset the session (vfsd session reset %s) to start from the host as it is", len(r.Conflicts), args[0])
+			return fmt.Errorf("%d changes were not applied: the host changed since the import, or refused them (see each reason); fix the host and apply again — what was applied is not redone — or apply them by hand, or reset the session (vfsd session reset %s) to start from the host as it is", len(r.Conflicts), args[0])
 		}
 		return nil
 	})

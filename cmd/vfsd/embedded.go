@@ -64,8 +64,9 @@ func startEmbeddedDaemon(ctx context.Context, roots []string, log io.Writer) (*e
 	e.socket = filepath.Join(e.sockDir, "d.sock")
 	d, err := daemon.New(ctx, daemon.Config{
 		DataDir: e.dataDir, Socket: e.socket, AllowRoots: roots,
-		Logger:  slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Version: version(),
+		PrivatePaths: []string{e.sockDir}, // vfsd run hides it from its command, with the data dir
+		Logger:       slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Version:      version(),
 	})
 	if err != nil {
 		os.RemoveAll(e.sockDir)

@@ -15,12 +15,19 @@ import (
 func newMountCmd(g *globalFlags) *cobra.Command {
 	var req api.MountRequest
 	cmd := remoteCmd(g, &cobra.Command{
-		Use:   "mount SESSION DIR [--read-only] [--allow-other]",
+		Use:   "mount SESSION DIR [--read-only] [--allow-other [--uid UID --gid GID]]",
 		Short: "Mount a session at a host directory through FUSE (the daemon mounts it)",
 		Long: `Has the daemon mount SESSION at the existing directory DIR: programs (a
 container bind-mounting DIR, say) then work on the very files the session's
 tools change. The mount lasts until vfsd unmount DIR or the session closes, and
-comes back when the daemon restarts.`,
+comes back when the daemon restarts.
+
+--allow-other lets other users in (a container running as another uid), and
+always turns on the kernel's permission checks (FUSE default_permissions):
+every user is held to the files' permission bits and owner, as on a local
+file system, so another user cannot read a 0600 file or chmod what it does
+not own. Every file is owned by the daemon's user unless --uid/--gid name the
+user (the container's) that should have the owner's rights.`,
 		Args: usageArgs(cobra.ExactArgs(2)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		dir, err := filepath.Abs(args[1])
@@ -35,7 +42,9 @@ comes back when the daemon restarts.`,
 		return out.print(fm, func(w io.Writer) { fmt.Fprintf(w, "mounted session %s at %s\n", args[0], fm.Dir) })
 	})
 	cmd.Flags().BoolVar(&req.ReadOnly, "read-only", false, "refuse every change through the mount")
-	cmd.Flags().BoolVar(&req.AllowOther, "allow-other", false, "let other users in (for containers running as another uid)")
+	cmd.Flags().BoolVar(&req.AllowOther, "allow-other", false, "let other users in (for containers running as another uid); implies the kernel's permission checks (default_permissions)")
+	cmd.Flags().Uint32Var(&req.UID, "uid", 0, "the user owning every file in the mount (default: the daemon's)")
+	cmd.Flags().Uint32Var(&req.GID, "gid", 0, "the group owning every file in the mount (default: the daemon's)")
 	return cmd
 }
 

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
+	"github.com/vfsd/vfsd/internal/textdiff"
 )
 
 // Exit statuses of vfsd run for failures of its own, as container
@@ -36,6 +38,7 @@ type runResult struct {
 
 type runFlags struct {
 	dir, id, policy, ttl, sandbox string
+	jsonFile                      string
 	include, exclude, writable    []string
 	gitignore, defaultExcludes    bool
 	noNetwork, asJSON, apply      bool
@@ -55,12 +58,22 @@ apply it to DIR (vfsd apply SESSION) or drop it (vfsd session close SESSION);
 with --apply, a run whose CMD succeeds writes its changes to DIR at once (what
 DIR changed meanwhile is left alone and reported) and drops the session.
 
-The sandbox is bubblewrap when installed (the host read-only, private /tmp,
-/proc and /dev; --rw PATH makes a host path writable, --no-network cuts the
-network), else private mount and PID namespaces (root only; the rest of the host
-stays writable there). Either way, what CMD leaves running ends with it, and
-stopping vfsd (SIGINT, SIGTERM) stops CMD — SIGKILL ten seconds later if need be
-— and still takes the mount down and prints the diff.
+The sandbox is bubblewrap when installed, else (as root) vfsd's own
+namespaces; --sandbox picks one, and stderr says which ran. Both hold the
+same way: the host is read-only (--rw PATH makes a host path writable),
+/tmp, /dev and /proc are private (TMPDIR points into the private /tmp), the
+command has no capabilities even as root, runs in a new session (it cannot
+push keystrokes into your terminal), and cannot reach the daemon: its
+socket, data directory and token file are hidden, as are the host's other
+Unix sockets and sessions, and no VFSD_* variable but VFSD_SESSION is
+passed on. --no-network cuts the network. What CMD leaves running ends with
+it, and stopping vfsd (SIGINT, SIGTERM) stops CMD — SIGKILL ten seconds
+later if need be — and still takes the mount down and prints the diff.
+
+With --json, stdout carries only the report (session, exit code, diff) as
+JSON, and CMD's own stdout goes to stderr; --json-file FILE also writes the
+report to FILE and leaves the streams as they are. (In its new session CMD
+has no controlling terminal: an interactive shell runs without job control.)
 
 The daemon must run on this machine with DIR beneath one of its --allow-root
 directories; when none is running (and neither --socket nor --addr names one),
@@ -68,8 +81,9 @@ vfsd runs one inside this command on the default data directory, where the
 session stays for a later vfsd serve.
 
 Exit status: CMD's own; 128+N when a signal N ended it; 127 when it was not
-found and 126 when it could not be run (the namespace sandbox; bubblewrap
-exits 1 then); 125 when vfsd failed around it (stderr says why).`,
+found and 126 when it could not be run; 125 when vfsd or the sandbox failed
+around it (stderr says why; a session staged for a command that never ran
+is dropped).`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 0 {
@@ -78,6 +92,22 @@ exits 1 then); 125 when vfsd failed around it (stderr says why).`,
 			dir, err := runDir(rf.dir)
 			if err != nil {
 				return usageError{err}
+			}
+			// What can fail without a daemon fails before anything is staged.
+			spec := sandboxSpec{workDir: dir, noNetwork: rf.noNetwork, argv: args}
+			if spec.kind, spec.bwrap, err = resolveSandbox(rf.sandbox); err != nil {
+				var ue usageError
+				if errors.As(err, &ue) {
+					return err
+				}
+				return exitStatus{exitRunFailed, err}
+			}
+			spec.userns = spec.kind == sandboxBwrap || userNamespaces()
+			if spec.writable, err = resolveWritable(rf.writable); err != nil {
+				return exitStatus{exitRunFailed, err}
+			}
+			if err := lookCommand(args[0]); err != nil {
+				return err
 			}
 			c, embedded, err := reachDaemon(cmd.Context(), g, []string{dir}, cmd.ErrOrStderr())
 			if err != nil {
@@ -91,7 +121,7 @@ exits 1 then); 125 when vfsd failed around it (stderr says why).`,
 					}
 				}()
 			}
-			return runInSession(cmd, c, rf, dir, embedded, args)
+			return runInSession(cmd, c, g, rf, spec, embedded)
 		},
 	}
 	f := cmd.Flags()
@@ -104,20 +134,30 @@ exits 1 then); 125 when vfsd failed around it (stderr says why).`,
 	f.StringVar(&rf.policy, "policy", "", "the session's policy preset (default, weakincentives, x07, aos)")
 	f.StringVar(&rf.ttl, "ttl", "24h", `how long the session is kept for vfsd apply ("never": until closed)`)
 	f.StringVar(&rf.sandbox, "sandbox", sandboxAuto, "auto, bwrap or namespace")
-	f.StringArrayVar(&rf.writable, "rw", nil, "a host path the command may write, bubblewrap only (repeatable)")
-	f.BoolVar(&rf.noNetwork, "no-network", false, "run without network, bubblewrap only")
-	f.BoolVar(&rf.asJSON, "json", false, "print the session, exit code and diff as JSON instead of text")
+	f.StringArrayVar(&rf.writable, "rw", nil, "an existing host path the command may write (repeatable)")
+	f.BoolVar(&rf.noNetwork, "no-network", false, "run without network")
+	f.BoolVar(&rf.asJSON, "json", false, "print only the report (session, exit code, diff) as JSON on stdout; CMD's stdout goes to stderr")
+	f.StringVar(&rf.jsonFile, "json-file", "", "also write the report as JSON to this file")
 	f.BoolVar(&rf.apply, "apply", false, "when CMD succeeds, write its changes to the folder and drop the session")
 	rf.pf.add(cmd)
 	return cmd
 }
 
-// runInSession stages the folder, runs argv on its mounted session and
-// reports the changes. Its error is an exitStatus carrying the status.
-func runInSession(cmd *cobra.Command, c *client.Client, rf *runFlags, dir string, embedded *embeddedDaemon, argv []string) error {
+// runInSession stages the folder, runs the spec's command on its mounted
+// session and reports the changes. Its error is an exitStatus carrying the
+// status.
+func runInSession(cmd *cobra.Command, c *client.Client, g *globalFlags, rf *runFlags, spec sandboxSpec, embedded *embeddedDaemon) error {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
-	var err error
+	dir, argv := spec.workDir, spec.argv
+	// The daemon tells its admin which host paths are its own.
+	health, err := c.Health(ctx)
+	if err != nil {
+		return exitStatus{exitRunFailed, fmt.Errorf("ask the daemon for its paths: %w", err)}
+	}
+	if health.Private == nil {
+		fmt.Fprintln(stderr, "vfsd: warning: the daemon does not say where its files are (an older vfsd, or not the admin token); hiding the default ones only")
+	}
 	req := api.CreateSessionRequest{ID: rf.id, Policy: rf.policy, TTL: rf.ttl, Mounts: []api.Mount{{
 		HostPath: dir, MountPath: "/", Include: rf.include, Exclude: rf.exclude,
 		Gitignore: rf.gitignore, DefaultExcludes: rf.defaultExcludes}}}
@@ -137,10 +177,20 @@ func runInSession(cmd *cobra.Command, c *client.Client, rf *runFlags, dir string
 	// Whatever happens to the command or to vfsd's context (an interrupt
 	// reaches the command too), the mount is taken down and the diff shown.
 	after := context.WithoutCancel(ctx)
-	status, runErr := runMounted(ctx, c, id, sandboxSpec{kind: rf.sandbox, workDir: dir, writable: rf.writable,
-		noNetwork: rf.noNetwork, env: append(os.Environ(), "VFSD_SESSION="+id), argv: argv},
-		cmd.InOrStdin(), cmd.OutOrStdout(), stderr)
+	spec.env = sandboxEnv(os.Environ(), id, spec.writable)
+	cmdOut := cmd.OutOrStdout()
+	if rf.asJSON {
+		cmdOut = stderr // stdout is the report's alone
+	}
+	status, ran, runErr := runMounted(ctx, c, id, spec, daemonMasks(health, g, embedded), cmd.InOrStdin(), cmdOut, stderr)
 	if runErr != nil {
+		if !ran {
+			// The command never ran: the session is of no use.
+			if err := c.CloseSession(after, id); err != nil {
+				return exitStatus{status, fmt.Errorf("%w; dropping session %s failed too: %v", runErr, id, err)}
+			}
+			return exitStatus{status, fmt.Errorf("%w; the command did not run, and session %s is dropped", runErr, id)}
+		}
 		return exitStatus{status, fmt.Errorf("%w; the session is kept: vfsd session close %s drops it", runErr, id)}
 	}
 	q := client.DiffQuery{From: "import", To: "live", Text: rf.asJSON}
@@ -157,6 +207,11 @@ func runInSession(cmd *cobra.Command, c *client.Client, rf *runFlags, dir string
 	if rf.apply && status == 0 {
 		res.Applied, applyErr = applyRun(after, c, id, dir)
 	}
+	if rf.jsonFile != "" {
+		if err := writeJSONFile(rf.jsonFile, res); err != nil {
+			return exitStatus{exitRunFailed, err}
+		}
+	}
 	if rf.asJSON {
 		if err := (&output{w: cmd.OutOrStdout(), json: true}).print(res, nil); err != nil {
 			return exitStatus{exitRunFailed, err}
@@ -170,6 +225,22 @@ func runInSession(cmd *cobra.Command, c *client.Client, rf *runFlags, dir string
 		return exitStatus{exitRunFailed, applyErr}
 	case status != 0:
 		return exitStatus{code: status}
+	}
+	return nil
+}
+
+// writeJSONFile writes the report of vfsd run --json-file.
+func writeJSONFile(path string, res runResult) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--json-file: %w", err)
+	}
+	if err := (&output{w: f, json: true}).print(res, nil); err != nil {
+		f.Close()
+		return fmt.Errorf("--json-file: write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--json-file: write %s: %w", path, err)
 	}
 	return nil
 }
@@ -192,15 +263,16 @@ func applyRun(ctx context.Context, c *client.Client, id, dir string) (*api.Apply
 
 // runMounted mounts session id at a fresh directory, runs the sandboxed
 // command on it and unmounts it. It returns the command's exit status, or
-// an error (with the status to exit with) when the run could not happen.
-func runMounted(ctx context.Context, c *client.Client, id string, spec sandboxSpec, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+// an error with the status to exit with when the run failed; ran says
+// whether the command started at all.
+func runMounted(ctx context.Context, c *client.Client, id string, spec sandboxSpec, daemonPaths []string, stdin io.Reader, stdout, stderr io.Writer) (status int, ran bool, err error) {
 	mp, err := os.MkdirTemp("", "vfsd-run-")
 	if err != nil {
-		return exitRunFailed, fmt.Errorf("create a mount point: %w", err)
+		return exitRunFailed, false, fmt.Errorf("create a mount point: %w", err)
 	}
 	defer os.Remove(mp)
 	if _, err := c.Mount(ctx, id, api.MountRequest{Dir: mp}); err != nil {
-		return exitRunFailed, fmt.Errorf("mount session %s at %s: %w", id, mp, err)
+		return exitRunFailed, false, fmt.Errorf("mount session %s at %s: %w", id, mp, err)
 	}
 	defer func() {
 		if err := c.Unmount(context.WithoutCancel(ctx), id, mp); err != nil {
@@ -208,22 +280,53 @@ func runMounted(ctx context.Context, c *client.Client, id string, spec sandboxSp
 		}
 	}()
 	spec.mountpoint = mp
+	if err := spec.setMasks(append(daemonPaths, vfsdMounts(mp)...), hostSockets()); err != nil {
+		return exitRunFailed, false, err
+	}
 	proc, err := spec.command(ctx)
 	if err != nil {
-		return exitRunFailed, err
+		return exitRunFailed, false, err
 	}
+	defer proc.close()
 	proc.Stdin, proc.Stdout, proc.Stderr = stdin, stdout, stderr
-	err = proc.Run()
+	fmt.Fprintf(stderr, "vfsd: %s\n", spec.describe())
+	if err := proc.start(); err != nil {
+		return exitRunFailed, false, fmt.Errorf("start the %s sandbox: %w", spec.kind, err)
+	}
+	type result struct {
+		code int
+		seen bool
+	}
+	statusCh, startedCh := make(chan result, 1), make(chan bool, 1)
+	go func() {
+		var r result
+		r.code, r.seen = runStatus(proc.status)
+		statusCh <- r
+	}()
+	go func() { startedCh <- hasStarted(proc.started) }()
+	_ = proc.Wait()
 	st := proc.ProcessState
+	var r result
+	ran = false
+	select { // the pipes end with the sandbox, unless something it left holds them
+	case r = <-statusCh:
+	case <-time.After(5 * time.Second):
+	}
+	select {
+	case ran = <-startedCh:
+	case <-time.After(time.Second):
+	}
 	switch {
-	case st == nil:
-		return exitRunCannot, fmt.Errorf("start %s: %w", spec.argv[0], err)
 	case ctx.Err() != nil && !signaled(st):
 		// Stopped on vfsd's interrupt: a sandbox may exit 0 then.
 		fmt.Fprintln(stderr, "vfsd: interrupted; the command was stopped")
-		return exitRunSignaled + int(syscall.SIGTERM), nil
+		return exitRunSignaled + int(syscall.SIGTERM), true, nil
+	case !ran:
+		return exitRunFailed, false, fmt.Errorf("the %s sandbox failed before the command ran (%s; its message is above)", spec.kind, st)
+	case r.seen:
+		return r.code, true, nil
 	}
-	return exitStatusOf(st), nil // it ran, whatever Run says
+	return exitStatusOf(st), true, nil
 }
 
 // exitStatusOf is the status a shell would report for a finished process:
@@ -282,7 +385,7 @@ func printRunReport(stderr io.Writer, res runResult, embedded *embeddedDaemon) {
 	fmt.Fprintf(stderr, "vfsd: session %s changed %s: %d added, %d modified, %d deleted\n", id, dir, d.Added, d.Modified, d.Deleted)
 	if a := res.Applied; a != nil {
 		for _, ch := range a.Conflicts {
-			fmt.Fprintf(stderr, "  not applied: %s: %s\n", ch.HostPath, ch.Conflict)
+			fmt.Fprintf(stderr, "  not applied: %s: %s\n", textdiff.QuotePath(ch.HostPath), textdiff.QuotePath(ch.Conflict))
 		}
 		fmt.Fprintf(stderr, "vfsd: applied %d changes to %s\n", len(a.Applied), dir)
 		return

@@ -1,162 +1,400 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
+	"github.com/vfsd/vfsd/api"
 )
 
 // Sandbox kinds for vfsd run.
 const (
 	sandboxAuto      = "auto"      // bwrap when installed, else namespace
-	sandboxBwrap     = "bwrap"     // bubblewrap: read-only host, private /tmp, /proc, /dev
-	sandboxNamespace = "namespace" // private mount and PID namespaces: the workspace only
+	sandboxBwrap     = "bwrap"     // bubblewrap
+	sandboxNamespace = "namespace" // vfsd's own namespaces (root only)
 )
+
+// The guarantees both sandboxes give, said once for --help and the report:
+// the host read-only but for the session and --rw paths, private /tmp,
+// /dev and /proc, no capabilities, a new session (no controlling
+// terminal), the daemon's files hidden, no network with --no-network.
 
 // sandboxSpec is what runs in a sandbox: argv in workDir, where the session
 // (mounted at mountpoint on the host) appears.
 type sandboxSpec struct {
-	kind       string
+	kind       string   // sandboxBwrap or sandboxNamespace, resolved
+	userns     bool     // in a user namespace (root mapped to root)
+	bwrap      string   // bubblewrap's path
 	mountpoint string   // the session's FUSE mount on the host
 	workDir    string   // where the command sees it: the staged folder's own path
-	writable   []string // host paths the command may write (bwrap)
-	noNetwork  bool     // no network (bwrap)
+	writable   []string // host paths the command may write: absolute, resolved, existing
+	noNetwork  bool     // no network
+	masks      []string // host paths the command must not see (the daemon's files, host sockets)
 	env        []string
 	argv       []string
 }
 
+// resolveSandbox picks the sandbox kind: bwrap when asked or when auto
+// finds it installed, else the namespace sandbox, which needs root. It
+// fails, saying what to do, when the kind asked for cannot run here.
+func resolveSandbox(kind string) (string, string, error) {
+	bwrap, lookErr := exec.LookPath("bwrap")
+	switch kind {
+	case sandboxAuto:
+		if lookErr == nil {
+			return sandboxBwrap, bwrap, nil
+		}
+		if os.Geteuid() != 0 {
+			return "", "", errors.New("no sandbox can run here: bubblewrap is not installed (apt-get install bubblewrap; dnf install bubblewrap), and vfsd's own namespace sandbox needs root")
+		}
+		return sandboxNamespace, "", nil
+	case sandboxBwrap:
+		if lookErr != nil {
+			return "", "", errors.New("--sandbox bwrap: bubblewrap is not installed (apt-get install bubblewrap), or use --sandbox namespace as root")
+		}
+		return sandboxBwrap, bwrap, nil
+	case sandboxNamespace:
+		if os.Geteuid() != 0 {
+			return "", "", errors.New("--sandbox namespace needs root; install bubblewrap (apt-get install bubblewrap) and use --sandbox bwrap")
+		}
+		return sandboxNamespace, "", nil
+	}
+	return "", "", usageError{fmt.Errorf("--sandbox %q: use auto, bwrap or namespace", kind)}
+}
+
+// describe is the line vfsd run prints about the sandbox on stderr.
+func (s sandboxSpec) describe() string {
+	name := "bubblewrap"
+	if s.kind == sandboxNamespace {
+		name = "namespace (vfsd's own)"
+	}
+	net := "network shared"
+	if s.noNetwork {
+		net = "no network"
+	}
+	rw := "the session"
+	if len(s.writable) > 0 {
+		rw += " and " + strings.Join(s.writable, ", ")
+	}
+	caps := "no capabilities"
+	if s.userns {
+		caps += ", user namespace"
+	}
+	return fmt.Sprintf("sandbox: %s (host read-only but %s; private /tmp, /dev, /proc; %s; %s; %d daemon and host paths hidden)",
+		name, rw, caps, net, len(s.masks))
+}
+
+// resolveWritable makes the --rw paths absolute and resolved, and fails on
+// one that does not exist: a failure of vfsd's, before anything is staged.
+func resolveWritable(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--rw %s: %w; create it first, or leave the flag out", p, errors.Unwrap(err))
+		}
+		if !slices.Contains(out, abs) {
+			out = append(out, abs)
+		}
+	}
+	return out, nil
+}
+
+// lookCommand finds argv0 as the sandbox will, on PATH: the host's file
+// system is the sandbox's. A path with a slash is left to the sandbox (it
+// may be in the session). Not found is 127, not runnable 126.
+func lookCommand(argv0 string) error {
+	if strings.Contains(argv0, "/") {
+		return nil
+	}
+	if _, err := exec.LookPath(argv0); err != nil {
+		code := exitRunNotFound
+		if !errors.Is(err, exec.ErrNotFound) && !errors.Is(err, os.ErrNotExist) {
+			code = exitRunCannot
+		}
+		return exitStatus{code, fmt.Errorf("%s: command not found on PATH (%v)", argv0, err)}
+	}
+	return nil
+}
+
+// sandboxEnv is the command's environment: env without the variables that
+// would lead to the daemon (every VFSD_* but VFSD_SESSION), with
+// VFSD_SESSION, and TMPDIR where the command can write.
+func sandboxEnv(env []string, session string, writable []string) []string {
+	var out []string
+	tmp := "/tmp"
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(k, "VFSD_"):
+			continue
+		case k == "TMPDIR":
+			if t := filepath.Clean(v); filepath.IsAbs(t) && underAny(t, writable) {
+				tmp = t
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "VFSD_SESSION="+session, "TMPDIR="+tmp)
+}
+
+// within reports whether p is dir or lies beneath it.
+func within(dir, p string) bool {
+	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if within(d, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostView tells whether the sandbox shows path p from the host (read-only
+// or through a --rw path), as opposed to something of its own (private
+// /tmp, /dev, /proc, the session): only what the host shows needs masking.
+func (s sandboxSpec) hostView(p string) bool {
+	best, host := "/", true
+	consider := func(dir string, isHost bool) {
+		if within(dir, p) && len(dir) >= len(best) {
+			best, host = dir, isHost
+		}
+	}
+	for _, d := range []string{"/tmp", "/dev", "/proc"} {
+		consider(d, false)
+	}
+	for _, w := range s.writable {
+		consider(w, true)
+	}
+	consider(s.workDir, false)
+	return host
+}
+
+// daemonMasks are the daemon's own paths the command must not reach: what
+// the daemon reports to its admin, else (an older daemon) the defaults,
+// and the socket and data directory this vfsd used.
+func daemonMasks(h *api.Health, g *globalFlags, embedded *embeddedDaemon) []string {
+	var ps []string
+	if h != nil && h.Private != nil {
+		ps = append(ps, h.Private.DataDir, h.Private.Socket, h.Private.TokenFile)
+		ps = append(ps, h.Private.Other...)
+	}
+	if embedded != nil {
+		ps = append(ps, embedded.dataDir, embedded.sockDir)
+	}
+	if value(g.addr, envAddr) == "" {
+		ps = append(ps, g.socketPath())
+	}
+	ps = append(ps, defaultDataDir())
+	return ps
+}
+
+// hostSockets are the host's bound Unix sockets (from /proc/net/unix): as
+// root, the command could connect to any of them (connect needs no
+// writable mount) — the daemon's, systemd's, docker's — so they are
+// masked unless a --rw path grants them.
+func hostSockets() []string {
+	f, err := os.Open("/proc/net/unix")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 8 || !strings.HasPrefix(fields[7], "/") {
+			continue
+		}
+		out = append(out, fields[7])
+	}
+	return out
+}
+
+// vfsdMounts are the FUSE mounts of the daemon's sessions (other than
+// mountpoint): the command must not reach other sessions through them.
+func vfsdMounts(mountpoint string) []string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		pre, post, ok := strings.Cut(l, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 2 || !strings.HasPrefix(g[0], "fuse") || !strings.HasPrefix(g[1], "vfsd:") {
+			continue
+		}
+		if mp := unescapeMountinfo(f[4]); mp != mountpoint {
+			out = append(out, mp)
+		}
+	}
+	return out
+}
+
+// unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var c byte
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%3o", &c); err == nil {
+				b.WriteByte(c)
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// setMasks keeps, of the candidate paths, those that exist and that the
+// sandbox would show from the host, resolved and without duplicates. A
+// socket a --rw path grants is left visible; a daemon path holding the
+// folder or a --rw path is an error (it could not be hidden).
+func (s *sandboxSpec) setMasks(daemonPaths, sockets []string) error {
+	seen := map[string]bool{}
+	add := func(p string, grantable bool) error {
+		if p == "" || !filepath.IsAbs(p) {
+			return nil
+		}
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil // nothing there to hide
+		}
+		p = r
+		for _, w := range append([]string{s.workDir}, s.writable...) {
+			if within(p, w) {
+				if grantable {
+					return nil
+				}
+				return fmt.Errorf("%s is inside %s, which the daemon keeps to itself (its data, socket or another session's mount) and the command must not see; run on, and --rw, paths outside it", w, p)
+			}
+		}
+		if seen[p] || !s.hostView(p) || (grantable && underAny(p, s.writable)) {
+			return nil
+		}
+		seen[p] = true
+		s.masks = append(s.masks, p)
+		return nil
+	}
+	for _, p := range daemonPaths {
+		if err := add(p, false); err != nil {
+			return err
+		}
+	}
+	for _, p := range sockets {
+		_ = add(p, true)
+	}
+	slices.Sort(s.masks)
+	return nil
+}
+
+// Descriptors the sandbox's process gets besides stdin, stdout, stderr.
+const (
+	statusFD  = 3 // bubblewrap's --json-status-fd protocol (see runStatus)
+	startedFD = 4 // one byte once the command is about to run: the sandbox is up
+)
+
+// sandboxProc is the running sandbox's process and the read ends of its
+// two pipes.
+type sandboxProc struct {
+	*exec.Cmd
+	status, started *os.File
+}
+
+// close releases the read ends.
+func (p *sandboxProc) close() {
+	p.status.Close()
+	p.started.Close()
+}
+
 // command returns the process that runs the spec. It never starts inside
-// the mount: the process serving a FUSE mount must not be asked to run
-// a binary or a working directory within it. When ctx is done (vfsd was
-// interrupted or told to stop), the process gets SIGTERM, and SIGKILL
-// ten seconds later.
-func (s sandboxSpec) command(ctx context.Context) (*exec.Cmd, error) {
-	cmd, err := s.process(ctx)
+// the mount: the process serving a FUSE mount must not be asked to run a
+// binary or a working directory within it. When ctx is done (vfsd was
+// interrupted or told to stop), the process gets SIGTERM, and SIGKILL ten
+// seconds later.
+func (s sandboxSpec) command(ctx context.Context) (*sandboxProc, error) {
+	var cmd *exec.Cmd
+	var err error
+	switch s.kind {
+	case sandboxBwrap:
+		cmd = exec.CommandContext(ctx, s.bwrap, s.bwrapArgs()...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	case sandboxNamespace:
+		cmd, err = s.namespaceCommand(ctx)
+	default:
+		err = fmt.Errorf("unknown sandbox %q", s.kind)
+	}
 	if err != nil {
 		return nil, err
 	}
+	p := &sandboxProc{Cmd: cmd}
+	var statusW, startedW *os.File
+	if p.status, statusW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("sandbox status pipe: %w", err)
+	}
+	if p.started, startedW, err = os.Pipe(); err != nil {
+		p.status.Close()
+		statusW.Close()
+		return nil, fmt.Errorf("sandbox status pipe: %w", err)
+	}
+	cmd.ExtraFiles = []*os.File{statusW, startedW} // statusFD, startedFD
 	cmd.Env, cmd.Dir = s.env, "/"
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
-	return cmd, nil
+	return p, nil
 }
 
-// process returns the sandbox's process, not yet configured.
-func (s sandboxSpec) process(ctx context.Context) (*exec.Cmd, error) {
-	bwrap, lookErr := exec.LookPath("bwrap")
-	kind := s.kind
-	if kind == sandboxAuto {
-		kind = sandboxNamespace
-		if lookErr == nil {
-			kind = sandboxBwrap
+// start starts the process and closes the write ends vfsd holds.
+func (p *sandboxProc) start() error {
+	err := p.Start()
+	for _, f := range p.ExtraFiles {
+		f.Close()
+	}
+	return err
+}
+
+// runStatus reads bubblewrap's --json-status-fd protocol (the namespace
+// sandbox speaks it too): JSON objects, one with "exit-code" when the
+// command ended. seen says that one came.
+func runStatus(r io.Reader) (code int, seen bool) {
+	dec := json.NewDecoder(r)
+	for {
+		var m map[string]json.RawMessage
+		if dec.Decode(&m) != nil {
+			return code, seen
+		}
+		if raw, has := m["exit-code"]; has && json.Unmarshal(raw, &code) == nil {
+			seen = true
 		}
 	}
-	switch kind {
-	case sandboxBwrap:
-		if lookErr != nil {
-			return nil, errors.New("--sandbox bwrap: bubblewrap is not installed (apt-get install bubblewrap), or use --sandbox namespace")
-		}
-		return exec.CommandContext(ctx, bwrap, s.bwrapArgs()...), nil
-	case sandboxNamespace:
-		self, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("find vfsd's own binary for the namespace sandbox: %w", err)
-		}
-		args := append([]string{nsChildVerb, s.mountpoint, s.workDir, "--"}, s.argv...)
-		cmd := exec.CommandContext(ctx, self, args...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID}
-		return cmd, nil
-	}
-	return nil, usageError{fmt.Errorf("--sandbox %q: use auto, bwrap or namespace", s.kind)}
 }
 
-// bwrapArgs runs argv with the host read-only, fresh /dev, /proc and /tmp,
-// the session bound read-write at workDir and the writable paths bound
-// read-write where they are.
-func (s sandboxSpec) bwrapArgs() []string {
-	args := []string{"--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
-	if s.noNetwork {
-		args = append(args, "--unshare-net")
-	}
-	for _, w := range s.writable {
-		args = append(args, "--bind", w, w)
-	}
-	args = append(args, "--bind", s.mountpoint, s.workDir, "--chdir", s.workDir,
-		"--setenv", "PWD", s.workDir, "--")
-	return append(args, s.argv...)
-}
-
-// nsChildVerb is the hidden verb the namespace sandbox runs vfsd as, in a
-// new mount and PID namespace: it binds the session over the folder and
-// runs the command there as the namespace's init (see runAsInit).
-const nsChildVerb = "__run-namespace-child"
-
-func newNamespaceChildCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    nsChildVerb + " MOUNTPOINT DIR -- CMD...",
-		Hidden: true,
-		Args:   usageArgs(cobra.MinimumNArgs(3)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return execInNamespace(args[0], args[1], args[2:])
-		},
-	}
-}
-
-// execInNamespace, in a private mount and PID namespace, binds mountpoint
-// over dir, mounts a /proc of the namespace, and runs argv in dir.
-func execInNamespace(mountpoint, dir string, argv []string) error {
-	// Keep the binding to this namespace: mounts made here must not
-	// propagate back to the host.
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return exitStatus{exitRunFailed, fmt.Errorf("make the mount namespace private (this needs root; or install bubblewrap): %w", err)}
-	}
-	if err := unix.Mount(mountpoint, dir, "", unix.MS_BIND, ""); err != nil {
-		return exitStatus{exitRunFailed, fmt.Errorf("bind the session over %s: %w", dir, err)}
-	}
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return exitStatus{exitRunFailed, fmt.Errorf("mount /proc for the sandbox: %w", err)}
-	}
-	if err := os.Chdir(dir); err != nil {
-		return exitStatus{exitRunFailed, fmt.Errorf("enter %s: %w", dir, err)}
-	}
-	os.Setenv("PWD", dir)
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return exitStatus{exitRunNotFound, fmt.Errorf("%s: %w", argv[0], err)}
-	}
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(dir, path)
-	}
-	return runAsInit(path, argv)
-}
-
-// runAsInit runs the command as the child of this process, the PID
-// namespace's init: it passes on the signals vfsd run sends (an interrupt
-// becomes the command's), and exits with the command's status, whereupon
-// the kernel ends whatever the command left running in the namespace.
-func runAsInit(path string, argv []string) error {
-	cmd := &exec.Cmd{Path: path, Args: argv, Env: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
-		return exitStatus{exitRunCannot, fmt.Errorf("run %s: %w", argv[0], err)}
-	}
-	go func() {
-		for s := range sigs {
-			_ = cmd.Process.Signal(s)
-		}
-	}()
-	_ = cmd.Wait()
-	return exitStatus{code: exitStatusOf(cmd.ProcessState)}
+// hasStarted reads the started pipe: whether the command was about to run.
+func hasStarted(r io.Reader) bool {
+	var b [1]byte
+	n, _ := r.Read(b[:])
+	return n == 1
 }

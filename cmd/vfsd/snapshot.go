@@ -10,6 +10,7 @@ import (
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
+	"github.com/vfsd/vfsd/internal/textdiff"
 )
 
 func newSnapshotCmd(g *globalFlags) *cobra.Command {
@@ -200,7 +201,7 @@ live — what the agent changed.`,
 			}
 			return out.print(d, func(w io.Writer) {
 				for _, e := range d.Entries {
-					fmt.Fprintf(w, "%-8s %-7s %s\n", e.Change, e.Kind, e.Path)
+					fmt.Fprintf(w, "%-8s %-7s %s\n", e.Change, e.Kind, textdiff.QuotePath(e.Path))
 				}
 				fmt.Fprintf(w, "%d added, %d modified, %d deleted\n", d.Added, d.Modified, d.Deleted)
 			})

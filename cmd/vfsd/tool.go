@@ -14,6 +14,7 @@ import (
 
 	"github.com/vfsd/vfsd/client"
 	"github.com/vfsd/vfsd/hostmount"
+	"github.com/vfsd/vfsd/internal/textdiff"
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/tools"
 	"github.com/vfsd/vfsd/vfs/policy"
@@ -184,7 +185,7 @@ func runOnDir(ctx context.Context, dir, preset string, dryRun bool, out, errOut 
 		return fmt.Errorf("apply the changes to %s: %w", abs, err)
 	}
 	for _, c := range ar.Conflicts {
-		fmt.Fprintf(errOut, "vfsd: not applied: %s: %s\n", c.HostPath, c.Conflict)
+		fmt.Fprintf(errOut, "vfsd: not applied: %s: %s\n", textdiff.QuotePath(c.HostPath), textdiff.QuotePath(c.Conflict))
 	}
 	if len(ar.Conflicts) > 0 {
 		return fmt.Errorf("%d changes were not applied because %s changed meanwhile; run the tool again", len(ar.Conflicts), abs)

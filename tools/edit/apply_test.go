@@ -297,3 +297,49 @@ func TestLineOf(t *testing.T) {
 	}
 	require.Equal(t, 1, LineOf("", 0))
 }
+
+// TestApplyLimits: limits are checked before the result is built, so
+// chained amplifying edits fail fast with a typed error.
+func TestApplyLimits(t *testing.T) {
+	chain := make([]Edit, 36)
+	for i := range chain {
+		chain[i] = Edit{Old: "A", New: "AA", ReplaceAll: true}
+	}
+	for _, c := range []struct {
+		name    string
+		content string
+		edits   []Edit
+		lim     Limits
+		err     error
+		want    string
+	}{
+		{name: "chain stops at the byte limit", content: "A", edits: chain, lim: Limits{MaxBytes: 1 << 20},
+			err: &TooLargeError{Index: 20, Size: 1 << 21, Limit: 1 << 20}},
+		{name: "chain stops at the replacement limit", content: "A", edits: chain, lim: Limits{MaxReplacements: 1000},
+			err: &TooManyError{Index: 9, Count: 512, Limit: 1000 - 511}},
+		{name: "exactly at the byte limit", content: "AB", edits: []Edit{{Old: "A", New: "AAA"}}, lim: Limits{MaxBytes: 4}, want: "AAAB"},
+		{name: "CRLF growth counted", content: "a\r\nb\r\n", edits: []Edit{{Old: "a", New: "x\ny"}}, lim: Limits{MaxBytes: 8},
+			err: &TooLargeError{Size: 9, Limit: 8}},
+		{name: "fuzzy replacements counted", content: "  x()\n  x()\n", edits: []Edit{{Old: "x() \n", New: "y()\n", ReplaceAll: true}}, lim: Limits{MaxReplacements: 1},
+			err: &TooManyError{Count: 2, Limit: 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := ApplyLimited(c.content, c.edits, c.lim)
+			if c.err != nil {
+				require.Equal(t, c.err, err)
+				require.Nil(t, r)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, c.want, r.Content)
+		})
+	}
+	// Ambiguity in a large content keeps the first candidates and counts
+	// the rest.
+	_, err := Apply(strings.Repeat("x\n", 5000), []Edit{{Old: "x", New: "y"}})
+	var amb *AmbiguousError
+	require.ErrorAs(t, err, &amb)
+	require.Len(t, amb.Lines, maxCandidates)
+	require.Equal(t, 5000, amb.Total())
+	require.Contains(t, amb.Error(), "matches 5000 places")
+}

@@ -93,7 +93,9 @@
 // that failed, checked in this order: EmptyOldError (old_string is empty),
 // NoChangeError (old_string and new_string are equal once "\r\n" is
 // normalised), AmbiguousError (several matches without ReplaceAll, with
-// every candidate's start line) and NotFoundError (no match in any stage,
-// ReplaceAll or not, with the most similar region of the file, see Region).
-// Apply is all or nothing: on any error it returns no result.
+// the first 100 candidates' start lines), NotFoundError (no match in any
+// stage, ReplaceAll or not, with the most similar region of the file, see
+// Region), and under ApplyLimited TooManyError and TooLargeError (an edit
+// over Limits, refused before its result is built). Apply is all or
+// nothing: on any error it returns no result.
 package edit

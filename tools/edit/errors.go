@@ -36,12 +36,18 @@ type NotFoundError struct {
 	Index int // the failing edit, 0-based
 	// Closest is the region of the content the edit saw most similar to
 	// old_string, to show the caller what is there instead; nil when that
-	// content was empty.
+	// content was empty or had too many lines to compare (ExactOnly).
 	Closest *Region
+	// ExactOnly is true when the content has more lines than the
+	// line-based passes index (about a million): only the exact stage ran.
+	ExactOnly bool
 }
 
 // Error describes the failure and, when known, where the closest text is.
 func (e *NotFoundError) Error() string {
+	if e.ExactOnly {
+		return fmt.Sprintf("edit %d: old_string not found exactly, and the file has too many lines to try whitespace-insensitive matches; copy old_string exactly", e.Index)
+	}
 	if e.Closest == nil {
 		return fmt.Sprintf("edit %d: old_string not found: the file is empty", e.Index)
 	}
@@ -75,9 +81,13 @@ type Region struct {
 // place while ReplaceAll was false.
 type AmbiguousError struct {
 	Index int    // the failing edit, 0-based
-	Lines []int  // the 1-based start line of every candidate, ascending
+	Lines []int  // the 1-based start line of every candidate (the first 100), ascending
 	Pass  string // the stage or pass that found them: "exact", "trim_end", "trim" or "unicode_punctuation"
+	More  int    // candidates beyond Lines, not listed
 }
+
+// Total returns how many candidates there are.
+func (e *AmbiguousError) Total() int { return len(e.Lines) + e.More }
 
 // maxListed caps how many candidate lines the message names.
 const maxListed = 20
@@ -87,7 +97,7 @@ func (e *AmbiguousError) Error() string {
 	var b strings.Builder
 	for i, l := range e.Lines {
 		if i == maxListed {
-			fmt.Fprintf(&b, ", … (%d more)", len(e.Lines)-maxListed)
+			fmt.Fprintf(&b, ", … (%d more)", e.Total()-maxListed)
 			break
 		}
 		if i > 0 {
@@ -100,5 +110,31 @@ func (e *AmbiguousError) Error() string {
 		how = " (matching " + e.Pass + ")"
 	}
 	return fmt.Sprintf("edit %d: old_string matches %d places%s, starting at lines %s; add surrounding lines to make it unique, or set replace_all",
-		e.Index, len(e.Lines), how, b.String())
+		e.Index, e.Total(), how, b.String())
+}
+
+// TooLargeError reports an edit whose result would be larger than
+// Limits.MaxBytes; nothing was built.
+type TooLargeError struct {
+	Index int   // the failing edit, 0-based
+	Size  int64 // the size the result would have
+	Limit int64 // Limits.MaxBytes
+}
+
+// Error describes the failure.
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("edit %d: the result would be %d bytes, over the limit of %d; make smaller edits, or write the file with write_file", e.Index, e.Size, e.Limit)
+}
+
+// TooManyError reports an edit that would take the replacements past
+// Limits.MaxReplacements; its matches were counted, not collected.
+type TooManyError struct {
+	Index int // the failing edit, 0-based
+	Count int // the replacements this edit would make
+	Limit int // the replacements left for it under Limits.MaxReplacements
+}
+
+// Error describes the failure.
+func (e *TooManyError) Error() string {
+	return fmt.Sprintf("edit %d: old_string matches %d places, over the limit of %d replacements; narrow old_string", e.Index, e.Count, e.Limit)
 }

@@ -2,24 +2,30 @@ package edit
 
 import "strings"
 
-// findAll returns, ascending, every byte offset at which pat occurs in s,
-// overlapping occurrences included, in O(len(s)+len(pat)).
-func findAll(s, pat string) []int {
+// findAll returns, ascending, the first keep byte offsets at which pat
+// occurs in s, overlapping occurrences included, and how many occurrences
+// there are in all, in O(len(s)+len(pat)) time and O(keep+len(pat)) memory.
+func findAll(s, pat string, keep int) (at []int, total int) {
 	m := len(pat)
 	if m == 0 || m > len(s) {
-		return nil
+		return nil, 0
 	}
 	border := borders(pat)
-	var at []int
+	add := func(p int) {
+		if total < keep {
+			at = append(at, p)
+		}
+		total++
+	}
 	if border[m-1] == 0 {
 		// pat has no proper border, so two occurrences cannot overlap:
 		// the fast non-overlapping search finds them all.
 		for off := 0; ; {
 			j := strings.Index(s[off:], pat)
 			if j < 0 {
-				return at
+				return at, total
 			}
-			at = append(at, off+j)
+			add(off + j)
 			off += j + m
 		}
 	}
@@ -33,9 +39,25 @@ func findAll(s, pat string) []int {
 			k++
 		}
 		if k == m {
-			at = append(at, i-m+1)
+			add(i - m + 1)
 			k = border[m-1]
 		}
+	}
+	return at, total
+}
+
+// indexAll returns, ascending, the offsets of the n occurrences of pat in
+// s that strings.Count counts (leftmost, not overlapping): those
+// strings.ReplaceAll would replace.
+func indexAll(s, pat string, n int) []int {
+	at := make([]int, 0, n)
+	for off := 0; len(at) < n; {
+		j := strings.Index(s[off:], pat)
+		if j < 0 {
+			break
+		}
+		at = append(at, off+j)
+		off += j + len(pat)
 	}
 	return at
 }

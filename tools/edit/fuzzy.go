@@ -27,11 +27,11 @@ func matchLines(t *text, ix lineIndex, old, repl string, e Edit, index int) (spa
 		return nil, Applied{}, false, nil
 	}
 	if len(at) > 1 && !e.ReplaceAll {
-		lines := make([]int, len(at))
-		for i, a := range at {
-			lines[i] = a + 1
+		lines := make([]int, min(len(at), maxCandidates))
+		for i := range lines {
+			lines[i] = at[i] + 1
 		}
-		return nil, Applied{}, true, &AmbiguousError{Index: index, Lines: lines, Pass: pass.String()}
+		return nil, Applied{}, true, &AmbiguousError{Index: index, Lines: lines, Pass: pass.String(), More: len(at) - len(lines)}
 	}
 	k := len(pattern)
 	picked := nonOverlapping(at, k)

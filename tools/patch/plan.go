@@ -209,7 +209,7 @@ func diff(oldPath, newPath string, old, new []byte, oldExists, newExists bool) s
 		return ""
 	}
 	if isBinary(old) || isBinary(new) {
-		return fmt.Sprintf("Binary files %s and %s differ\n", oldName, newName)
+		return fmt.Sprintf("Binary files %s and %s differ\n", textdiff.QuotePath(oldName), textdiff.QuotePath(newName))
 	}
 	return textdiff.Unified(oldName, newName, string(old), string(new))
 }

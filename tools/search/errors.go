@@ -47,3 +47,18 @@ func (e *PatternError) Unwrap() error {
 func invalidInput(op, msg string) error {
 	return &vfs.Error{Op: op, Code: vfs.CodeInvalid, Msg: msg}
 }
+
+// ScanLimitError reports a Grep whose files, after every filter, hold more
+// files or bytes than GrepOptions.MaxFiles or MaxBytes allow. It is
+// returned before any file is read.
+type ScanLimitError struct {
+	Path  vfs.Path // the path searched
+	What  string   // "files" or "bytes"
+	Found int64    // how many the search would read
+	Limit int64    // the limit
+}
+
+// Error says what is over the limit and what to do.
+func (e *ScanLimitError) Error() string {
+	return fmt.Sprintf("searching %s would read %d %s, more than one search may read (%d); search a subdirectory or narrow the glob", e.Path, e.Found, e.What, e.Limit)
+}

@@ -100,6 +100,11 @@ type GrepOptions struct {
 	// MaxLineBytes cuts reported lines longer than this many bytes (at a
 	// UTF-8 character boundary); DefaultMaxLineBytes when 0.
 	MaxLineBytes int
+	// MaxFiles and MaxBytes bound the files and bytes the search reads,
+	// counted after the walk's filters (ignore rules, glob, policy) and
+	// before any file is read: over either, Grep fails with
+	// *ScanLimitError. Zero is unbounded.
+	MaxFiles, MaxBytes int64
 }
 
 // Match is one reported line.
@@ -170,6 +175,10 @@ type job struct {
 	before  int
 	after   int
 	maxLine int
+	// maxMatches bounds the matching lines an engine keeps per file in
+	// OutputContent (MaxResults+1: one more than any file can contribute
+	// marks where a cut falls); 0 keeps all.
+	maxMatches int
 }
 
 // Grep searches the contents of the text files under opts.Path, as the
@@ -228,6 +237,12 @@ func Grep(ctx context.Context, s *vfs.Session, opts GrepOptions) (*GrepResult, e
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", op, opts.Path, err)
 	}
+	if err := checkScan(opts, j.files); err != nil {
+		return nil, err
+	}
+	if opts.MaxResults > 0 {
+		j.maxMatches = opts.MaxResults + 1
+	}
 	if m.never {
 		return res, nil
 	}
@@ -249,6 +264,24 @@ func Grep(ctx context.Context, s *vfs.Session, opts GrepOptions) (*GrepResult, e
 	}
 	assemble(res, j, hits, opts.MaxResults)
 	return res, nil
+}
+
+// checkScan refuses a search whose files are over opts.MaxFiles or
+// opts.MaxBytes.
+func checkScan(opts GrepOptions, files []target) error {
+	if opts.MaxFiles > 0 && int64(len(files)) > opts.MaxFiles {
+		return &ScanLimitError{Path: opts.Path, What: "files", Found: int64(len(files)), Limit: opts.MaxFiles}
+	}
+	if opts.MaxBytes > 0 {
+		var total int64
+		for _, t := range files {
+			total += t.node.Size
+		}
+		if total > opts.MaxBytes {
+			return &ScanLimitError{Path: opts.Path, What: "bytes", Found: total, Limit: opts.MaxBytes}
+		}
+	}
+	return nil
 }
 
 // assemble turns per-file hits (in path order) into the result, applying

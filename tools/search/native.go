@@ -198,6 +198,9 @@ func scan(data []byte, j *job) fileHits {
 			curNo += bytes.Count(data[cur:start], []byte{'\n'})
 			cur = start
 			spans = append(spans, span{no: curNo, start: start, end: end})
+			if j.maxMatches > 0 && len(spans) == j.maxMatches {
+				break // no more can be reported
+			}
 		}
 		pos = end + 1
 	}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSandboxEnv(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		env      []string
+		writable []string
+		want     []string
+	}{
+		{"drops the daemon's variables", []string{"HOME=/root", "VFSD_TOKEN=x", "VFSD_ADDR=a", "VFSD_SOCKET=s", "VFSD_SESSION=old"}, nil,
+			[]string{"HOME=/root", "VFSD_SESSION=s1", "TMPDIR=/tmp"}},
+		{"TMPDIR the sandbox hides goes to /tmp", []string{"TMPDIR=/tmp/foo"}, nil, []string{"VFSD_SESSION=s1", "TMPDIR=/tmp"}},
+		{"TMPDIR in a --rw path stays", []string{"TMPDIR=/scratch/t"}, []string{"/scratch"}, []string{"VFSD_SESSION=s1", "TMPDIR=/scratch/t"}},
+		{"relative TMPDIR goes to /tmp", []string{"TMPDIR=t"}, []string{"/"}, []string{"VFSD_SESSION=s1", "TMPDIR=/tmp"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, sandboxEnv(tc.env, "s1", tc.writable))
+		})
+	}
+}
+
+func TestSandboxHostView(t *testing.T) {
+	s := sandboxSpec{workDir: "/home/u/proj", writable: []string{"/tmp/out", "/home/u/proj/cache"}}
+	for p, want := range map[string]bool{
+		"/home/u/.local/state/vfsd": true,  // the host, read-only
+		"/run/user/0/vfsd.sock":     true,  // the host
+		"/tmp/vfsd123/d.sock":       false, // the private /tmp
+		"/tmp/out/d.sock":           true,  // a --rw path inside /tmp shows the host
+		"/home/u/proj/data":         false, // the session
+		"/home/u/proj/cache/x":      true,  // a --rw path inside the session
+		"/dev/log":                  false,
+		"/proc/1":                   false,
+		"/tmpx/a":                   true, // not /tmp
+	} {
+		require.Equal(t, want, s.hostView(p), p)
+	}
+}
+
+func TestOutermost(t *testing.T) {
+	require.Equal(t, []string{"/a/data", "/b.sock"}, outermost([]string{"/a/data", "/a/data/token", "/b.sock"}))
+}
+
+func TestRunStatus(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		code int
+		seen bool
+	}{
+		{`{ "child-pid": 7, "mnt-namespace": 1 }` + "\n" + `{ "exit-code": 3 }` + "\n", 3, true},
+		{`{ "child-pid": 7 }` + "\n", 0, false}, // bwrap failed in setup
+		{"", 0, false},
+	} {
+		code, seen := runStatus(strings.NewReader(tc.in))
+		require.Equal(t, tc.code, code, tc.in)
+		require.Equal(t, tc.seen, seen, tc.in)
+	}
+}
+
+func TestUnescapeMountinfo(t *testing.T) {
+	require.Equal(t, "/tmp/a b", unescapeMountinfo(`/tmp/a\040b`))
+	require.Equal(t, "/plain", unescapeMountinfo("/plain"))
+}
+
+func TestSetMasks(t *testing.T) {
+	dir := t.TempDir()
+	data, proj, sock := dir+"/data", dir+"/proj", dir+"/s.sock"
+	for _, d := range []string{data + "/inner", proj} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	require.NoError(t, os.WriteFile(sock, nil, 0o600))
+	// A --rw path inside the data dir cannot be granted.
+	s := sandboxSpec{workDir: proj, writable: []string{data + "/inner"}}
+	require.ErrorContains(t, s.setMasks([]string{data}, nil), "keeps to itself")
+	// A socket inside a --rw path is granted; the data dir is hidden; a
+	// missing path is left alone. (dir is under /tmp, the private /tmp:
+	// with dir itself writable, its contents show from the host.)
+	s = sandboxSpec{workDir: proj, writable: []string{dir}}
+	require.NoError(t, s.setMasks([]string{data, dir + "/missing"}, []string{sock}))
+	require.Equal(t, []string{data}, s.masks)
+}
