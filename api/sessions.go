@@ -40,6 +40,23 @@ type CreateSessionRequest struct {
 	// TTL is how long the session lives, as a Go duration ("90m", "24h");
 	// "" means the daemon's default, "0" or "never" no expiry.
 	TTL string `json:"ttl,omitempty"`
+	// Quota bounds what the session may hold; fields left zero take the
+	// daemon's defaults (vfsd serve --max-session-bytes ...), and forks
+	// inherit their origin's. Only the admin may go above the defaults.
+	Quota *Quota `json:"quota,omitempty"`
+}
+
+// Quota bounds what a session may hold. A write, truncation, file creation
+// or snapshot that would go past it fails with too_large (EDQUOT through
+// a FUSE mount) and changes nothing; removing files always works. A zero
+// field means the daemon's default; -1 means no limit (admin only).
+type Quota struct {
+	// MaxBytes bounds the total size of the session's files.
+	MaxBytes int64 `json:"max_bytes,omitempty"`
+	// MaxFiles bounds its files, directories and symlinks.
+	MaxFiles int64 `json:"max_files,omitempty"`
+	// MaxSnapshots bounds the snapshots taken of it that exist at once.
+	MaxSnapshots int64 `json:"max_snapshots,omitempty"`
 }
 
 // CreateSessionResponse answers a session creation or fork.
@@ -84,6 +101,8 @@ type Session struct {
 	Dirty        int    `json:"dirty"` // paths changed since LastSnapshot
 	Files        int64  `json:"files"`
 	Bytes        int64  `json:"bytes"`
+	// Quota is the session's effective quota (0: no limit).
+	Quota *Quota `json:"quota,omitempty"`
 
 	// UID identifies this incarnation of the session: unlike its ID, it is
 	// never reused. Snapshots taken of it carry it (Snapshot.SessionUID).

@@ -69,12 +69,25 @@ type DiffEntry struct {
 
 // GCReport tells what a garbage collection did.
 type GCReport struct {
-	Snapshots    int     `json:"snapshots"`
-	Sessions     int     `json:"sessions"`
-	Marked       int     `json:"marked"`
-	Scanned      int     `json:"scanned"`
-	Deleted      int     `json:"deleted"`
-	DeletedBytes int64   `json:"deleted_bytes"`
-	Kept         int     `json:"kept"`
-	DurationMs   float64 `json:"duration_ms"`
+	Snapshots    int   `json:"snapshots"`
+	Sessions     int   `json:"sessions"`
+	Marked       int   `json:"marked"`
+	Scanned      int   `json:"scanned"`
+	Deleted      int   `json:"deleted"`
+	DeletedBytes int64 `json:"deleted_bytes"`
+	Kept         int   `json:"kept"`
+	// Packs is how many manifest packs of deleted snapshots were dropped
+	// or rewritten.
+	Packs      int     `json:"packs"`
+	DurationMs float64 `json:"duration_ms"`
+	// ImportCaches is how many host import caches were dropped: with no
+	// session left, what they remember is gone from the store.
+	ImportCaches int `json:"import_caches,omitempty"`
+}
+
+// DeleteSnapshotsResponse answers a snapshot deletion: the snapshots
+// deleted (full IDs). Their content is reclaimed by the next
+// garbage collection (POST /v1/gc).
+type DeleteSnapshotsResponse struct {
+	Deleted []string `json:"deleted"`
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"net/http"
+	"net/url"
 
 	"github.com/vfsd/vfsd/api"
 )
@@ -45,10 +46,18 @@ func (c *Client) ResetSession(ctx context.Context, id string) (*api.ResetRespons
 	return &out, c.do(ctx, http.MethodPost, "/v1/sessions/"+esc(id)+"/reset", nil, nil, &out)
 }
 
-// CloseSession closes a session and removes its state; its snapshots stay
-// (DELETE /v1/sessions/{id}).
+// CloseSession closes a session and removes its state; the snapshots
+// taken of it stay, those made for it (its import) go unless another
+// session needs them (DELETE /v1/sessions/{id}).
 func (c *Client) CloseSession(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "/v1/sessions/"+esc(id), nil, nil, nil)
+}
+
+// CloseSessionPurge is CloseSession that also deletes the snapshots taken
+// of the session that no other session needs (DELETE
+// /v1/sessions/{id}?purge=true).
+func (c *Client) CloseSessionPurge(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/v1/sessions/"+esc(id), url.Values{"purge": {"true"}}, nil, nil)
 }
 
 // ForkSession creates a session from a live session's current state (POST

@@ -117,3 +117,18 @@ func readString(resp *http.Response) (string, error) {
 	_, err := io.Copy(&b, resp.Body)
 	return b.String(), err
 }
+
+// DeleteSnapshot deletes a snapshot, by ID or unique prefix (DELETE
+// /v1/snapshots/{snap}, admin). A snapshot a live session needs is refused
+// with conflict; the content is reclaimed by the next GC.
+func (c *Client) DeleteSnapshot(ctx context.Context, snap string) (*api.DeleteSnapshotsResponse, error) {
+	var out api.DeleteSnapshotsResponse
+	return &out, c.do(ctx, http.MethodDelete, "/v1/snapshots/"+esc(snap), nil, nil, &out)
+}
+
+// DeleteSessionSnapshot deletes a snapshot taken of a session (DELETE
+// /v1/sessions/{id}/snapshots/{snap}): what a session token may delete.
+func (c *Client) DeleteSessionSnapshot(ctx context.Context, session, snap string) (*api.DeleteSnapshotsResponse, error) {
+	var out api.DeleteSnapshotsResponse
+	return &out, c.do(ctx, http.MethodDelete, "/v1/sessions/"+esc(session)+"/snapshots/"+esc(snap), nil, nil, &out)
+}

@@ -61,7 +61,17 @@ func (d *Daemon) handleGetBlob(w http.ResponseWriter, r *http.Request) error {
 
 // handlePutBlob stores the request body as a blob, durably, and returns
 // its reference. The blob is kept from garbage collection for uploadPin.
+//
+// A body over Config.MaxBlobBytes is refused with too_large: at once when
+// its Content-Length says so (nothing is read), else as soon as the limit
+// is crossed (nothing is stored).
 func (d *Daemon) handlePutBlob(w http.ResponseWriter, r *http.Request) error {
+	if r.ContentLength > d.cfg.MaxBlobBytes {
+		// Do not read the body, and do not keep the connection: the client
+		// is still sending it.
+		w.Header().Set("Connection", "close")
+		return apiErr(api.CodeTooLarge, "the blob is %d bytes; uploads are at most %d (vfsd serve --max-blob-bytes): send less, or write it in parts", r.ContentLength, d.cfg.MaxBlobBytes)
+	}
 	body := http.MaxBytesReader(w, r.Body, d.cfg.MaxBlobBytes)
 	h, size, unpin, err := d.repo.Blobs().Put(r.Context(), body, false)
 	if err != nil {

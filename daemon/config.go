@@ -40,6 +40,20 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// MaxBlobBytes caps an uploaded blob; 1 GiB when zero.
 	MaxBlobBytes int64
+	// MaxSessionBytes is the byte quota of sessions created without one
+	// (the total size of their files, uncommitted writes included); 16 GiB
+	// when zero, none when negative. A policy's max_session_bytes cap
+	// lowers it.
+	MaxSessionBytes int64
+	// MaxSessionFiles is the quota of files, directories and symlinks of
+	// sessions created without one; 1,000,000 when zero, none when
+	// negative. A policy's max_session_files cap lowers it.
+	MaxSessionFiles int64
+	// MaxSnapshots caps the snapshots taken of one session that exist at
+	// once (deleted ones do not count); 1000 when zero, none when negative.
+	MaxSnapshots int
+	// MaxLabelBytes caps a snapshot label; 1024 when zero.
+	MaxLabelBytes int
 	// Logger receives the daemon's log; slog.Default() when nil.
 	Logger *slog.Logger
 	// Version is reported by /healthz.
@@ -88,6 +102,13 @@ const (
 	defaultBodyTimeout     = 30 * time.Second
 	defaultIdleTimeout     = 2 * time.Minute
 	defaultMaxConns        = 512
+	// The quotas: a session may hold a large build tree (16 GiB, a
+	// million entries) but not fill the disk; a thousand snapshots is far
+	// more than a session uses, yet bounds what one can leave behind.
+	defaultMaxSessionBytes = 16 << 30
+	defaultMaxSessionFiles = 1_000_000
+	defaultMaxSnapshots    = 1000
+	defaultMaxLabelBytes   = 1024
 	// maxJSONBytes caps a JSON request body (tool parameters included: the
 	// MCP stdio transport's bound on one message).
 	maxJSONBytes = 16 << 20
@@ -144,6 +165,12 @@ func (c Config) withDefaults() (Config, error) {
 		}
 		c.AllowOrigins[i] = norm
 	}
+	c.MaxSessionBytes = orDefault(c.MaxSessionBytes, defaultMaxSessionBytes)
+	c.MaxSessionFiles = orDefault(c.MaxSessionFiles, defaultMaxSessionFiles)
+	c.MaxSnapshots = int(orDefault(int64(c.MaxSnapshots), defaultMaxSnapshots))
+	if c.MaxLabelBytes <= 0 {
+		c.MaxLabelBytes = defaultMaxLabelBytes
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -151,4 +178,16 @@ func (c Config) withDefaults() (Config, error) {
 		c.Version = "devel"
 	}
 	return c, nil
+}
+
+// orDefault returns def for a zero limit, 0 (unbounded) for a negative one,
+// and v otherwise.
+func orDefault(v, def int64) int64 {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }

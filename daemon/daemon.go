@@ -74,6 +74,8 @@ type entry struct {
 	// hostMu serialises the operations that involve the host: reset
 	// (which imports again), apply, FUSE mount and unmount.
 	hostMu sync.Mutex
+	// snapMu serialises a snapshot quota check with the snapshot.
+	snapMu sync.Mutex
 
 	mu   sync.Mutex // guards meta, fuse and gone, and saving meta
 	meta *sessionMeta
@@ -180,7 +182,7 @@ func (d *Daemon) recover(ctx context.Context) error {
 		d.sessions[id] = newEntry(id, pol, m)
 	}
 	repo, err := snapshot.OpenRepo(ctx, d.store, filepath.Join(d.cfg.DataDir, "sessions"),
-		snapshot.RepoOptions{Policy: d.policyHook, SessionUID: d.sessionUIDHook})
+		snapshot.RepoOptions{Policy: d.policyHook, Quota: d.quotaHook, SessionUID: d.sessionUIDHook})
 	if err != nil {
 		return err
 	}

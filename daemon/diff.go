@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -18,6 +19,11 @@ import (
 func (d *Daemon) emptySnapshot(ctx context.Context) (string, error) {
 	d.emptyMu.Lock()
 	defer d.emptyMu.Unlock()
+	if d.emptySnap != "" {
+		if _, err := d.repo.Get(ctx, d.emptySnap); errors.Is(err, vfs.ErrNotFound) {
+			d.emptySnap = "" // deleted meanwhile: make it again
+		}
+	}
 	if d.emptySnap == "" {
 		snap, err := d.repo.CommitTree(ctx, vfs.EmptyTree(time.Now().UnixMilli()), "empty")
 		if err != nil {

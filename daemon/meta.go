@@ -47,6 +47,14 @@ type sessionMeta struct {
 	TokenHash string `json:"token_hash"`
 	// Fuse are the session's FUSE mounts, mounted again at start.
 	Fuse []api.FuseMount `json:"fuse,omitempty"`
+	// Quota is the quota asked for at creation (zero fields: the daemon's
+	// defaults).
+	Quota *api.Quota `json:"quota,omitempty"`
+	// Owned are snapshots made for the session rather than by it — its
+	// imports (the one it was staged from, restaged to, applied at) and
+	// the snapshot a fork started from — deleted when it closes unless
+	// another session still needs them.
+	Owned []string `json:"owned,omitempty"`
 
 	// UID identifies this incarnation of the session: random, never
 	// reused, unlike ID. Snapshots taken of it record it, and a session

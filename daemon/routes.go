@@ -36,6 +36,8 @@ func (d *Daemon) routes() {
 	d.route("GET /v1/sessions/{id}/diff", scopeSession, d.handleSessionDiff)
 	d.route("GET /v1/snapshots", scopeAdmin, d.handleListSnapshots)
 	d.route("GET /v1/snapshots/{snap}", scopeAdmin, d.handleGetSnapshot)
+	d.route("DELETE /v1/snapshots/{snap}", scopeAdmin, d.handleDeleteSnapshot)
+	d.route("DELETE /v1/sessions/{id}/snapshots/{snap}", scopeSession, d.handleDeleteSessionSnapshot)
 	d.route("POST /v1/snapshots/{snap}/fork", scopeAdmin, d.handleFork)
 	d.route("GET /v1/diff", scopeAdmin, d.handleDiff)
 	d.route("POST /v1/gc", scopeAdmin, d.handleGC)

@@ -91,6 +91,9 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 			m.Profile = src.meta.Profile
 		}
 		m.ForkOf, m.Import, m.Mounts = src.id, src.meta.Import, slices.Clone(src.meta.Mounts)
+		if req.Quota == nil {
+			m.Quota = src.meta.Quota // forks inherit their origin's quota
+		}
 		srcPolicy, srcExpires := src.meta.Policy, src.meta.Expires
 		if bySession {
 			// A session token's fork never outlives its parent, and draws
@@ -121,6 +124,12 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 	if _, err := tools.LookupProfile(m.Profile); err != nil {
 		return nil, apiErr(api.CodeInvalidInput, "%v", err)
 	}
+	if err := d.checkQuotaRequest(req.Quota, by, src); err != nil {
+		return nil, err
+	}
+	if req.Quota != nil {
+		m.Quota = req.Quota
+	}
 
 	e := newEntry(id, pol, m)
 	d.mu.Lock()
@@ -142,11 +151,16 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 			d.mu.Lock()
 			delete(d.sessions, id)
 			d.mu.Unlock()
+			// What was staged for the session goes with it.
+			d.releaseSnapshots(context.WithoutCancel(ctx), &sessionMeta{ID: id, Owned: m.Owned}, nil)
 		}
 	}()
 
 	resp := &api.CreateSessionResponse{}
 	if resp.Import, err = d.startingPoint(ctx, req, src, pol, m, progress); err != nil {
+		return nil, err
+	}
+	if err := d.checkStagedQuota(ctx, pol, m); err != nil {
 		return nil, err
 	}
 	token := newToken(sessionTokenPrefix)
@@ -186,6 +200,7 @@ func (d *Daemon) startingPoint(ctx context.Context, req api.CreateSessionRequest
 			return nil, fmt.Errorf("stage the mounts: %w", err)
 		}
 		m.Base, m.Import, m.Restage = snap.ID, snap.ID, true
+		m.Owned = append(m.Owned, snap.ID)
 		return importReport(rep), nil
 	case req.Base != "":
 		snap, err := d.snapshotByRef(ctx, req.Base)
@@ -199,6 +214,7 @@ func (d *Daemon) startingPoint(ctx context.Context, req api.CreateSessionRequest
 			return nil, fmt.Errorf("fork %s: %w", src.id, err)
 		}
 		m.Base = snap.ID
+		m.Owned = append(m.Owned, snap.ID) // the fork's, not its origin's
 	}
 	return nil, nil
 }
@@ -242,6 +258,8 @@ func (d *Daemon) view(e *entry) api.Session {
 		LastSnapshot: info.Ref, Seq: info.Seq, Dirty: info.Dirty, Files: info.Files, Bytes: info.Bytes,
 		UID: m.UID, Forks: forks, ForkBudgetOf: m.LineageOf,
 	}
+	q := d.effectiveQuota(e.pol, m)
+	v.Quota = &q
 	if !m.Expires.IsZero() {
 		t := m.Expires
 		v.ExpiresAt = &t
@@ -287,7 +305,10 @@ func (d *Daemon) resetSession(ctx context.Context, e *entry, progress progressFu
 		if err != nil {
 			return nil, fmt.Errorf("reset %s: import the mounts again: %w", e.id, err)
 		}
-		if err := d.updateMeta(e, func(m *sessionMeta) { m.Base, m.Import = rep.Snapshot, rep.Snapshot }); err != nil {
+		if err := d.updateMeta(e, func(m *sessionMeta) {
+			m.Base, m.Import = rep.Snapshot, rep.Snapshot
+			m.Owned = append(m.Owned, rep.Snapshot) // released when the session closes
+		}); err != nil {
 			return nil, err
 		}
 		resp.Import = importReport(rep)
@@ -300,8 +321,16 @@ func (d *Daemon) resetSession(ctx context.Context, e *entry, progress progressFu
 
 // closeSession closes a session for good: its FUSE mounts are unmounted,
 // its event streams end with reason, its state and metadata are removed.
-// Its snapshots stay.
+// The snapshots made for it (its imports, a fork's starting point) are
+// deleted unless another session needs them; the snapshots taken of it
+// stay (see closeSessionPurge).
 func (d *Daemon) closeSession(id, reason string) error {
+	return d.closeSessionPurge(id, reason, false)
+}
+
+// closeSessionPurge is closeSession that, with purge, also deletes every
+// snapshot taken of the session that no other session needs.
+func (d *Daemon) closeSessionPurge(id, reason string, purge bool) error {
 	d.mu.Lock()
 	e := d.sessions[id]
 	if e == nil || e.s == nil {
@@ -327,7 +356,15 @@ func (d *Daemon) closeSession(id, reason string) error {
 	e.closeReason = reason
 	close(e.done)
 	errs = append(errs, d.repo.DeleteSession(id), d.metas.remove(id))
-	d.log.Info("session closed", "session", id, "reason", reason)
+	e.mu.Lock()
+	m := e.meta
+	e.mu.Unlock()
+	var took func(snapshot.Record) bool
+	if purge {
+		took = e.took
+	}
+	d.releaseSnapshots(context.Background(), m, took)
+	d.log.Info("session closed", "session", id, "reason", reason, "purge", purge)
 	return errors.Join(errs...)
 }
 

@@ -82,7 +82,11 @@ func (d *Daemon) handleCloseSession(w http.ResponseWriter, r *http.Request) erro
 	if _, err := d.lookup(id); err != nil {
 		return err
 	}
-	if err := d.closeSession(id, "closed by request"); err != nil {
+	purge, err := parsePurge(r)
+	if err != nil {
+		return err
+	}
+	if err := d.closeSessionPurge(id, "closed by request", purge); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

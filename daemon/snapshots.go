@@ -131,6 +131,11 @@ func (d *Daemon) handleCreateSnapshot(w http.ResponseWriter, r *http.Request) er
 	if err := decodeBody(w, r, &req); err != nil {
 		return err
 	}
+	e.snapMu.Lock()
+	defer e.snapMu.Unlock()
+	if err := d.checkSnapshotQuota(r.Context(), e, req.Label); err != nil {
+		return err
+	}
 	return respondWithProgress(w, r, http.StatusCreated, func(progress progressFunc) (any, error) {
 		snap, err := d.repo.Snapshot(progress.seals(r.Context()), e.s, req.Label)
 		if err != nil {
@@ -226,6 +231,7 @@ func (d *Daemon) handleGC(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, api.GCReport{Snapshots: rep.Snapshots, Sessions: rep.Sessions, Marked: rep.Marked,
 		Scanned: rep.Scanned, Deleted: rep.Deleted, DeletedBytes: rep.DeletedBytes, Kept: rep.Kept,
+		Packs: rep.Packs, ImportCaches: d.dropImportCaches(),
 		DurationMs: float64(rep.Duration.Microseconds()) / 1000})
 	return nil
 }

@@ -17,6 +17,7 @@ type GCReport struct {
 	Deleted      int           `json:"deleted"`       // blobs deleted
 	DeletedBytes int64         `json:"deleted_bytes"` // their total size
 	Kept         int           `json:"kept"`          // unreferenced but pinned: in use by a write in flight
+	Packs        int           `json:"packs"`         // manifest packs of deleted snapshots dropped or rewritten
 	Duration     time.Duration `json:"duration_ns"`
 }
 
@@ -25,7 +26,8 @@ type GCReport struct {
 const sweepBatch = 64
 
 // GC deletes every blob that no snapshot, live session or write in flight
-// references (the empty blob always stays). It never deletes a referenced blob, however it races with
+// references (the empty blob always stays), and the manifests that
+// deleted snapshots left behind once no snapshot uses them. It never deletes a referenced blob, however it races with
 // writers: blobs pinned since the collection started are kept, and deletes
 // happen under the lock every Put holds until its blob is pinned.
 func (r *Repo) GC(ctx context.Context) (GCReport, error) {
@@ -46,6 +48,11 @@ func (r *Repo) GC(ctx context.Context) (GCReport, error) {
 	}()
 
 	var rep GCReport
+	packs, err := r.collectPacks(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("gc: manifest packs: %w", err)
+	}
+	rep.Packs = packs
 	m := &marker{marked: map[vfs.Hash]struct{}{vfs.EmptyHash: {}}, seenDirs: make(map[vfs.Hash]struct{})}
 	snaps, err := r.List(ctx)
 	if err != nil {

@@ -272,8 +272,12 @@ func (s *LocalStore) Verify(ctx context.Context, ns Namespace, h vfs.Hash) error
 		return fmt.Errorf("verify %s object: %w", ns, err)
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("verify %s object: %w", ns, err)
+	}
 	hasher := vfs.NewHasher()
-	if _, err := copyBuffered(hasher, &cancelReader{ctx: ctx, r: f}); err != nil {
+	if _, err := copyBuffered(hasher, &cancelReader{ctx: ctx, r: vfs.NewSparseReader(f, fi.Size())}); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return fmt.Errorf("verify %s object %s: %w", ns, h, cerr)
 		}

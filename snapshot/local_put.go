@@ -148,15 +148,18 @@ func (s *LocalStore) put(ctx context.Context, ns Namespace, r io.Reader, opts Pu
 	}
 	defer tmp.discard()
 	n := int64(filled)
+	// Runs of zeros become holes: a sparse file costs the store what its
+	// data does, not its size.
+	sw := vfs.NewSparseWriter(tmp.f)
 	if small {
-		if _, err := tmp.f.Write(buf[:filled]); err != nil {
+		if _, err := sw.Write(buf[:filled]); err != nil {
 			return vfs.Hash{}, 0, fmt.Errorf("write %s: %w", tmp, err)
 		}
 	} else {
 		// Write and hash in chunks that stay in the CPU cache between the
 		// two: the buffer, then the rest of r.
 		hasher := vfs.NewHasher()
-		w := io.MultiWriter(tmp.f, hasher)
+		w := io.MultiWriter(sw, hasher)
 		for off := 0; off < filled; off += localChunk {
 			if _, err := w.Write(buf[off:min(off+localChunk, filled)]); err != nil {
 				return vfs.Hash{}, 0, fmt.Errorf("write %s: %w", tmp, err)
@@ -179,6 +182,9 @@ func (s *LocalStore) put(ctx context.Context, ns Namespace, r io.Reader, opts Pu
 		} else if exists {
 			return h, n, s.dedup(final, opts)
 		}
+	}
+	if err := sw.Finish(); err != nil {
+		return vfs.Hash{}, 0, fmt.Errorf("write %s: %w", tmp, err)
 	}
 
 	switch won, err := s.publish(ctx, tmp, final, h, n, opts); {
@@ -306,10 +312,14 @@ func (s *LocalStore) publish(ctx context.Context, tmp *localTemp, final string, 
 			return false, fmt.Errorf("chmod %s: %w", tmp, err)
 		}
 	}
+	if fi.Size() != n {
+		return false, fmt.Errorf("verify after write: %s: %w: want %d bytes, found %d", tmp, ErrCorruptObject, n, fi.Size())
+	}
 	// Read the written file back before publishing it, so that a bad object
 	// is never visible (and no concurrent Put deduplicates against one):
-	// pread from offset 0 to the end, which the writes did not go through.
-	whole := io.NewSectionReader(tmp.f, 0, 1<<62)
+	// pread from offset 0 to the end, which the writes did not go through,
+	// holes as zeros without reading them.
+	whole := vfs.NewSparseReader(tmp.f, n)
 	if err := localVerify(ctx, whole, tmp.String(), h, n); err != nil {
 		return false, fmt.Errorf("verify after write: %w", err)
 	}

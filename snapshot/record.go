@@ -62,6 +62,54 @@ func encodeRecord(rec Record, pack []packEntry) ([]byte, error) {
 
 var errNotRecord = errors.New("not a " + recordFormat + " record")
 
+// packFormat heads a manifest pack: an object in the Records namespace that
+// is not a snapshot but holds manifests that snapshots still need after the
+// record that first stored them was deleted (see DeleteSnapshots):
+//
+//	"vfsd-pack/1\n"
+//	[32-byte hash][uvarint length][manifest], repeated
+//
+// Packs are listed with the records but are never snapshots; garbage
+// collection drops a pack once no snapshot needs its manifests.
+const packFormat = "vfsd-pack/1"
+
+// isPack reports whether a Records object is a manifest pack.
+func isPack(b []byte) bool { return bytes.HasPrefix(b, []byte(packFormat+"\n")) }
+
+// encodePack builds a manifest pack.
+func encodePack(pack []packEntry) []byte {
+	b := []byte(packFormat + "\n")
+	for _, e := range pack {
+		b = append(b, e.hash[:]...)
+		b = binary.AppendUvarint(b, uint64(len(e.data)))
+		b = append(b, e.data...)
+	}
+	return b
+}
+
+// decodePackEntries calls fn for each manifest of the pack that starts at
+// off in b.
+func decodePackEntries(b []byte, off int, fn func(h vfs.Hash, off, n int)) error {
+	for off < len(b) {
+		if len(b)-off < vfs.HashSize {
+			return fmt.Errorf("%w: truncated pack", errNotRecord)
+		}
+		var h vfs.Hash
+		copy(h[:], b[off:])
+		off += vfs.HashSize
+		n, k := binary.Uvarint(b[off:])
+		if k <= 0 || n > uint64(len(b)-off-k) {
+			return fmt.Errorf("%w: bad pack entry", errNotRecord)
+		}
+		off += k
+		if fn != nil {
+			fn(h, off, int(n))
+		}
+		off += int(n)
+	}
+	return nil
+}
+
 // decodeRecord parses a record object, calling fn for each manifest in its
 // pack with its offset in b.
 func decodeRecord(b []byte, fn func(h vfs.Hash, off, n int)) (Record, error) {
@@ -78,24 +126,7 @@ func decodeRecord(b []byte, fn func(h vfs.Hash, off, n int)) (Record, error) {
 		return rec, errNotRecord
 	}
 	off := len(recordFormat) + 1 + nl + 1
-	for off < len(b) {
-		if len(b)-off < vfs.HashSize {
-			return rec, fmt.Errorf("%w: truncated pack", errNotRecord)
-		}
-		var h vfs.Hash
-		copy(h[:], b[off:])
-		off += vfs.HashSize
-		n, k := binary.Uvarint(b[off:])
-		if k <= 0 || n > uint64(len(b)-off-k) {
-			return rec, fmt.Errorf("%w: bad pack entry", errNotRecord)
-		}
-		off += k
-		if fn != nil {
-			fn(h, off, int(n))
-		}
-		off += int(n)
-	}
-	return rec, nil
+	return rec, decodePackEntries(b, off, fn)
 }
 
 // indexRecord adds a record's manifests to the repository's index and
@@ -104,16 +135,43 @@ func (r *Repo) indexRecord(id vfs.Hash, b []byte) (Record, int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	count := 0
-	rec, err := decodeRecord(b, func(h vfs.Hash, off, n int) {
+	add := func(h vfs.Hash, off, n int) {
 		count++
 		if _, ok := r.index[h]; !ok {
 			r.index[h] = manifestLoc{record: id, off: off, n: n}
 		}
-	})
+	}
+	if isPack(b) {
+		err := decodePackEntries(b, len(packFormat)+1, add)
+		if err == nil {
+			r.indexed[id] = true
+			r.packs[id] = true
+			err = errIsPack
+		}
+		return Record{}, count, err
+	}
+	rec, err := decodeRecord(b, add)
 	if err == nil {
 		r.indexed[id] = true
 	}
 	return rec, count, err
+}
+
+// errIsPack is indexRecord's answer for a manifest pack: indexed, but not
+// a snapshot.
+var errIsPack = errors.New("a manifest pack, not a snapshot")
+
+// unindexLocked forgets record id and every index entry that points into
+// it. r.mu is held.
+func (r *Repo) unindexLocked(id vfs.Hash) {
+	for h, loc := range r.index {
+		if loc.record == id {
+			delete(r.index, h)
+		}
+	}
+	delete(r.indexed, id)
+	delete(r.packs, id)
+	delete(r.snaps, id.String())
 }
 
 // hasManifest reports whether a manifest is stored in some indexed record.
@@ -143,7 +201,7 @@ func (r *Repo) indexAll(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, _, err := r.indexRecord(h, b); err != nil {
+		if _, _, err := r.indexRecord(h, b); err != nil && !errors.Is(err, errIsPack) {
 			return fmt.Errorf("record %s: %w", h.Short(), err)
 		}
 	}
@@ -238,4 +296,11 @@ func (r *Repo) cachedManifest(ctx context.Context, h vfs.Hash) ([]byte, error) {
 	}
 	mr := &manifestReader{r: r, records: make(map[vfs.Hash][]byte)}
 	return mr.manifest(ctx, h)
+}
+
+// isPack reports whether Records object h is known to be a manifest pack.
+func (r *Repo) isPack(h vfs.Hash) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.packs[h]
 }

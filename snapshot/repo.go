@@ -26,6 +26,7 @@ type Repo struct {
 	sessionsDir string
 	clock       func() time.Time
 	policy      func(id string) vfs.Policy
+	quota       func(id string) vfs.Quota
 	sessionUID  func(s *vfs.Session) string
 
 	mu       sync.Mutex
@@ -33,6 +34,7 @@ type Repo struct {
 	snaps    map[string]*Snapshot     // loaded snapshots, by ID
 	index    map[vfs.Hash]manifestLoc // where each known manifest is stored
 	indexed  map[vfs.Hash]bool        // records whose manifests are indexed
+	packs    map[vfs.Hash]bool        // indexed Records objects that are manifest packs
 	slots    *slotPool                // prepared session directories
 
 	ownStore io.Closer // closed by Close: the store OpenLocalRepo opened
@@ -44,8 +46,13 @@ type Repo struct {
 	// exclusively by garbage collection while it deletes: so a Put never
 	// finds, and then relies on, a blob that is being deleted.
 	gc sync.RWMutex
-	// gcRun serialises garbage collections.
+	// gcRun serialises garbage collections and snapshot deletions.
 	gcRun sync.Mutex
+	// records is held shared by every writer of a snapshot record from the
+	// moment it consults the manifest index until the record is indexed,
+	// and exclusively by whatever deletes records: so no new record relies
+	// on a manifest in a record being deleted.
+	records sync.RWMutex
 }
 
 // RepoOptions configure a Repo.
@@ -54,6 +61,8 @@ type RepoOptions struct {
 	Clock func() time.Time
 	// Policy, if set, returns the policy hook for a session.
 	Policy func(sessionID string) vfs.Policy
+	// Quota, if set, returns the quota of a session.
+	Quota func(sessionID string) vfs.Quota
 	// SessionUID, if set, returns the incarnation of session s that a
 	// snapshot of it records (Record.SessionUID); "" records none.
 	SessionUID func(s *vfs.Session) string
@@ -69,9 +78,9 @@ func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOpt
 		return nil, fmt.Errorf("open repo: %w", err)
 	}
 	r := &Repo{
-		store: store, sessionsDir: sessionsDir, clock: opts.Clock, policy: opts.Policy, sessionUID: opts.SessionUID,
+		store: store, sessionsDir: sessionsDir, clock: opts.Clock, policy: opts.Policy, quota: opts.Quota, sessionUID: opts.SessionUID,
 		sessions: make(map[string]*vfs.Session), snaps: make(map[string]*Snapshot),
-		index: make(map[vfs.Hash]manifestLoc), indexed: make(map[vfs.Hash]bool),
+		index: make(map[vfs.Hash]manifestLoc), indexed: make(map[vfs.Hash]bool), packs: make(map[vfs.Hash]bool),
 		pins: pinSet{counts: make(map[vfs.Hash]int)},
 	}
 	entries, err := os.ReadDir(sessionsDir)
@@ -190,6 +199,9 @@ func (r *Repo) sessionOptions(id, dir string) vfs.Options {
 	if r.policy != nil {
 		opts.Policy = r.policy(id)
 	}
+	if r.quota != nil {
+		opts.Quota = r.quota(id)
+	}
 	return opts
 }
 
@@ -212,6 +224,10 @@ func (r *Repo) NewSession(ctx context.Context, opts SessionOptions) (*vfs.Sessio
 		return nil, &vfs.Error{Op: "create session", Path: id, Code: vfs.CodeInvalid,
 			Msg: "session IDs are 1-64 letters, digits, '_', '.' or '-'"}
 	}
+	// The base cannot be deleted between its load and the session's
+	// creation, after which the session holds it.
+	r.records.RLock()
+	defer r.records.RUnlock()
 	var base vfs.Tree
 	if opts.Base != "" {
 		snap, err := r.Get(ctx, opts.Base)

@@ -90,6 +90,9 @@ func (r *Repo) Get(ctx context.Context, id string) (*Snapshot, error) {
 		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 	}
 	rec, manifests, err := r.indexRecord(h, b)
+	if errors.Is(err, errIsPack) {
+		return nil, errSnapshotNotFound(id)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 	}
@@ -124,7 +127,7 @@ func (r *Repo) Resolve(ctx context.Context, prefix string) (string, error) {
 	}
 	var found []string
 	err := r.store.List(ctx, Records, func(h vfs.Hash, _ int64) error {
-		if s := h.String(); strings.HasPrefix(s, prefix) {
+		if s := h.String(); strings.HasPrefix(s, prefix) && !r.isPack(h) {
 			found = append(found, s)
 		}
 		return nil
@@ -152,6 +155,9 @@ func (r *Repo) List(ctx context.Context) ([]*Snapshot, error) {
 	out := make([]*Snapshot, 0, len(ids))
 	for _, id := range ids {
 		snap, err := r.Get(ctx, id)
+		if errors.Is(err, vfs.ErrNotFound) {
+			continue // a manifest pack, or deleted meanwhile
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -221,6 +227,8 @@ func (r *Repo) frozenManifests(ctx context.Context, f *vfs.Frozen, dry bool) (*m
 
 // record writes the record of a frozen tree, with its new manifests.
 func (r *Repo) record(ctx context.Context, f *vfs.Frozen, label, session, uid string) (*Snapshot, error) {
+	r.records.RLock()
+	defer r.records.RUnlock()
 	w, dirs, err := r.frozenManifests(ctx, f, false)
 	if err != nil {
 		return nil, err
@@ -265,6 +273,8 @@ func (r *Repo) writeRecord(ctx context.Context, tree vfs.Tree, dirs dirHashes, p
 // CommitTree records tree — whose files must all be blobs, as a host import
 // builds it — as a new snapshot, writing every manifest.
 func (r *Repo) CommitTree(ctx context.Context, tree vfs.Tree, label string) (*Snapshot, error) {
+	r.records.RLock()
+	defer r.records.RUnlock()
 	w := &manifestWriter{r: r, tree: tree}
 	dirs, err := w.update(ctx, newDirHashes(), []vfs.Change{{Path: vfs.Root, Subtree: true}})
 	if err != nil {
@@ -277,6 +287,8 @@ func (r *Repo) CommitTree(ctx context.Context, tree vfs.Tree, label string) (*Sn
 // the workspace: the session adopts the snapshot's tree, sharing every node
 // and blob.
 func (r *Repo) Restore(ctx context.Context, s *vfs.Session, id string) error {
+	r.records.RLock() // the snapshot stays until the session holds it
+	defer r.records.RUnlock()
 	snap, err := r.Get(ctx, id)
 	if err != nil {
 		return err

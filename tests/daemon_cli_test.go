@@ -90,6 +90,19 @@ func TestDaemonCLI(t *testing.T) {
 	run(0, "session", "close", "f")
 	require.Contains(t, run(1, "session", "close", "f"), "not_found")
 
+	// Snapshots can be deleted, except one a live session needs; a purge
+	// drops a closed session's own.
+	out = run(0, "session", "create", "--id", "q", "--json")
+	extra := run(0, "snapshot", "create", "q", "--label", "extra", "--json")
+	var extraSnap api.Snapshot
+	require.NoError(t, json.Unmarshal([]byte(extra), &extraSnap))
+	require.Contains(t, run(0, "snapshot", "rm", extraSnap.ID[:10]), "deleted snapshot "+extraSnap.ID)
+	require.Contains(t, run(1, "snapshot", "rm", created.Session.ImportSnapshot[:10]), "in use by session p")
+	run(0, "snapshot", "create", "q", "--label", "mine")
+	run(0, "session", "close", "q", "--purge")
+	require.NotContains(t, run(0, "snapshot", "list"), "mine")
+	require.Contains(t, run(2, "serve", "--max-session-bytes", "lots"), "not a size")
+
 	if fuseAvailable() {
 		mnt := t.TempDir()
 		run(0, "mount", "p", mnt)

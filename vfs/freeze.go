@@ -307,6 +307,8 @@ func (s *Session) restore(ctx context.Context, t Tree, id string, initial bool) 
 func (s *Session) restoredLocked(t Tree, e *Event, seq uint64) {
 	t = t.withInoFloor(e.Ino)
 	s.tree, s.seq, s.ref, s.restoreSeq, s.inoFloor = t, seq, e.Snapshot, seq, t.MaxIno()
+	s.treeBytes.Store(t.Bytes())
+	s.restored = append(s.restored, e.Snapshot)
 	if e.Initial {
 		s.header.Initial = e.Snapshot
 	}

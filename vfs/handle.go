@@ -195,6 +195,9 @@ func (h *Handle) WriteAt(p []byte, off int64) (int, error) {
 	if !h.writable() {
 		return 0, &Error{Op: "write", Path: h.Path().String(), Code: CodeInvalid, Msg: "file was not opened for writing"}
 	}
+	if err := h.precheckGrowth("write", off, int64(len(p))); err != nil {
+		return 0, err
+	}
 	uf, err := h.writableUpper(-1)
 	if err != nil {
 		return 0, err
@@ -204,10 +207,45 @@ func (h *Handle) WriteAt(p []byte, off int64) (int, error) {
 	if err != nil {
 		return 0, ioErr("write", h.Path(), err)
 	}
+	if uf.pending != nil && (h.flags&os.O_APPEND != 0 || off+int64(len(p)) > uf.size.Load()) {
+		return h.growAt(uf, f, p, off)
+	}
 	if h.flags&os.O_APPEND != 0 {
 		off = uf.size.Load()
 	}
 	n, err := f.WriteAt(p, off)
+	if n > 0 {
+		uf.noteWrite(off + int64(n))
+	}
+	if err != nil {
+		return n, ioErr("write", h.Path(), err)
+	}
+	return n, nil
+}
+
+// growAt is WriteAt for a write that may extend the file under a byte
+// quota: it reserves the growth first, and refuses the whole write (EDQUOT
+// through the mount) when the session has no room for it. uf.mu is held
+// shared.
+func (h *Handle) growAt(uf *upperFile, f *os.File, p []byte, off int64) (int, error) {
+	uf.grow.Lock()
+	defer uf.grow.Unlock()
+	cur := uf.size.Load()
+	if h.flags&os.O_APPEND != 0 {
+		off = cur
+	}
+	end := off + int64(len(p))
+	reserved := uf.over(end) - uf.over(cur)
+	if reserved > 0 {
+		if total, ok := h.s.reserve(reserved); !ok {
+			return 0, quotaErr("write", h.Path(), "bytes", total, h.s.opts.Quota.MaxBytes,
+				"remove or shorten files you no longer need")
+		}
+	}
+	n, err := f.WriteAt(p, off)
+	if got := max(cur, off+int64(n)); got < end && reserved > 0 {
+		uf.pending.Add(-(uf.over(end) - uf.over(got))) // give back what did not land
+	}
 	if n > 0 {
 		uf.noteWrite(off + int64(n))
 	}
@@ -300,6 +338,9 @@ func (h *Handle) Truncate(size int64) error {
 	if !h.writable() {
 		return &Error{Op: op, Path: h.Path().String(), Code: CodeInvalid, Msg: "file was not opened for writing"}
 	}
+	if err := h.precheckGrowth(op, size, 0); err != nil {
+		return err
+	}
 	s := h.s
 	for {
 		uf, err := h.writableUpper(size)
@@ -318,11 +359,19 @@ func (h *Handle) Truncate(size int64) error {
 			s.mu.Unlock()
 			continue
 		}
+		if err = s.reserveTruncateLocked(h.path, uf, size); err != nil {
+			uf.mu.Unlock()
+			s.mu.Unlock()
+			return err
+		}
 		var f *os.File
 		if f, err = uf.file(); err == nil {
 			err = f.Truncate(size)
 		}
 		if err == nil {
+			if uf.pending != nil {
+				uf.pending.Add(uf.over(size) - uf.over(uf.size.Load()))
+			}
 			uf.size.Store(size)
 			uf.dirty.Store(true)
 		}
@@ -386,6 +435,8 @@ func (s *Session) commitUpperLocked(op string, p Path, ino uint64, uf *upperFile
 	if err != nil {
 		return 0, nil, err
 	}
+	uf.settlePending() // the growth is in the tree now
+	uf.committed = fi.Size()
 	uf.dirty.Store(false)
 	return seq, e, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,6 +52,8 @@ type Options struct {
 	// FlushInterval bounds how long a Relaxed mutation can stay not durable;
 	// one second when zero.
 	FlushInterval time.Duration
+	// Quota bounds what the session may hold; zero fields are unbounded.
+	Quota Quota
 }
 
 // Session is one agent workspace: a Tree over a base snapshot, an upper
@@ -80,6 +83,16 @@ type Session struct {
 	frozen     map[*Frozen]struct{}  // frozen trees not yet released
 	subs       map[int]func(Notice)
 	subSeq     int
+
+	// treeBytes mirrors tree.Bytes() for writers that do not hold mu;
+	// pending is the growth of upper files past their committed sizes
+	// (tracked only under a byte quota).
+	treeBytes atomic.Int64
+	pending   atomic.Int64
+
+	// restored lists the snapshots restored since the journal's header:
+	// recovery loads each of them again.
+	restored []string
 }
 
 // dirtyMark records the last event that changed a path since the session's
@@ -216,6 +229,7 @@ func Create(ctx context.Context, opts Options, base Tree, baseID string) (*Sessi
 		base = EmptyTree(s.header.Created)
 	}
 	s.journal, s.tree, s.ref = j, base, baseID
+	s.treeBytes.Store(base.Bytes())
 	go j.flushEvery(opts.FlushInterval)
 	return s, nil
 }
@@ -311,6 +325,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		s.journal.Close()
 		return nil, fmt.Errorf("open session %s: %w", opts.ID, err)
 	}
+	s.treeBytes.Store(s.tree.Bytes())
 	go s.journal.flushEvery(opts.FlushInterval)
 	return s, nil
 }
@@ -330,6 +345,7 @@ func (s *Session) compact(restored string, tail []*Event) error {
 	s.journal, s.header = j, hdr
 	s.seq -= shift
 	s.restoreSeq = 0
+	s.restored = nil
 	for p, m := range s.dirty {
 		m.seq -= shift
 		s.dirty[p] = m
@@ -385,6 +401,22 @@ func (s *Session) Info() Info {
 		Initial: s.header.Initial, Ref: s.ref, Seq: s.seq, Dirty: len(s.dirty),
 		Files: s.tree.Files(), Bytes: s.tree.Bytes(), Nodes: s.tree.Len(),
 	}
+}
+
+// Snapshots returns the snapshots the session needs to be recovered from
+// its journal and reset: its journal's base, its initial snapshot, and
+// every snapshot restored since the journal was last compacted (at Open).
+// Deleting one of them would leave a session that cannot be reopened.
+func (s *Session) Snapshots() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var out []string
+	for _, id := range append([]string{s.header.Base, s.header.Initial}, s.restored...) {
+		if id != "" && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // Subscribe registers fn to be told about every event applied from now on,
@@ -467,11 +499,15 @@ func (s *Session) applyLocked(op string, e *Event) (uint64, error) {
 	if err != nil {
 		return 0, withOp(err, op)
 	}
+	if err := s.checkQuotaLocked(op, old, t, e); err != nil {
+		return 0, err
+	}
 	seq, err := s.journal.Append(e)
 	if err != nil {
 		return 0, ioErr(op, e.Path, err)
 	}
 	s.tree, s.seq = t, seq
+	s.treeBytes.Store(t.Bytes())
 	s.markDirty(e, seq)
 	s.settleLocked(old, e)
 	return seq, nil

@@ -37,6 +37,15 @@ type upperFile struct {
 	dirty atomic.Bool  // written since the last commit
 	size  atomic.Int64 // live size, including uncommitted writes
 
+	// Under a byte quota: pending is the session's account of uncommitted
+	// growth (nil without a quota), committed the size last committed
+	// (guarded by mu, written only when held exclusively), and grow
+	// serialises the writes that extend the file, which reserve their
+	// growth before they land.
+	pending   *atomic.Int64
+	committed int64
+	grow      sync.Mutex
+
 	inTree bool // the tree references it; guarded by Session.mu
 	refs   int  // detached handles holding it; guarded by Session.mu
 }
@@ -61,6 +70,7 @@ func (uf *upperFile) close(remove bool) {
 		return
 	}
 	uf.closed = true
+	uf.settlePending()
 	uf.fmu.Lock()
 	if uf.f != nil {
 		upperFDs.remove(uf)
@@ -136,8 +146,14 @@ func (uf *upperFile) openReader() (Blob, error) {
 	return &osBlob{f: f, size: fi.Size()}, nil
 }
 
-// readerOf reads a blob from start to end.
-func readerOf(b Blob) io.Reader { return io.NewSectionReader(b, 0, b.Size()) }
+// readerOf reads a blob from start to end; the holes of a local file come
+// as zeros without being read.
+func readerOf(b Blob) io.Reader {
+	if fb, ok := b.(FileBlob); ok {
+		return NewSparseReader(fb.File(), b.Size())
+	}
+	return io.NewSectionReader(b, 0, b.Size())
+}
 
 // osBlob is an open local file seen as a Blob.
 type osBlob struct {
@@ -169,7 +185,10 @@ func (s *Session) copyUp(src Blob, limit int64) (*upperFile, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("copy up: %w", err)
 	}
-	uf := &upperFile{id: id, path: path, f: f}
+	uf := &upperFile{id: id, path: path, f: f, committed: src.Size()}
+	if s.quotaBytes() {
+		uf.pending = &s.pending
+	}
 	uf.size.Store(n)
 	if n < src.Size() {
 		// A shortened copy (for truncation) differs from the node's content:
@@ -182,7 +201,9 @@ func (s *Session) copyUp(src Blob, limit int64) (*upperFile, error) {
 
 // CopyBlob fills the empty file dst with the first n bytes of src: by
 // reflink when the filesystem shares extents, by copy_file_range inside the
-// kernel otherwise, and by read and write as a last resort.
+// kernel otherwise, and by read and write as a last resort. Holes in src
+// stay holes in dst: only src's data ranges (SEEK_DATA, SEEK_HOLE) are
+// copied, and zeros read in the last resort are seeked over.
 func CopyBlob(dst *os.File, src Blob, n int64) error {
 	if n == 0 {
 		return nil
@@ -192,31 +213,68 @@ func CopyBlob(dst *os.File, src Blob, n int64) error {
 		if n == src.Size() && unix.IoctlFileClone(dfd, sfd) == nil {
 			return nil
 		}
-		var off int64
-		for off < n {
-			roff, woff := off, off
-			m, err := unix.CopyFileRange(sfd, &roff, dfd, &woff, int(n-off), 0)
-			if err != nil {
-				if off == 0 {
-					break // not supported here: fall back below
-				}
-				return err
+		if done, err := copyDataRanges(sfd, dfd, n); done || err != nil {
+			if err == nil {
+				err = dst.Truncate(n)
 			}
-			if m == 0 {
-				return io.ErrUnexpectedEOF
-			}
-			off += int64(m)
-		}
-		if off == n {
-			return nil
+			return err
 		}
 	}
-	w := io.NewOffsetWriter(dst, 0)
+	w := NewSparseWriter(dst)
 	got, err := io.Copy(w, io.NewSectionReader(src, 0, n))
 	if err == nil && got != n {
 		err = io.ErrUnexpectedEOF
 	}
+	if err == nil {
+		err = w.Finish()
+	}
 	return err
+}
+
+// copyDataRanges copies the data ranges of the first n bytes of sfd into
+// dfd at the same offsets, in the kernel. It reports false, having copied
+// nothing, when the kernel or filesystem cannot do that; the caller then
+// copies another way. The caller sets dfd's final size.
+func copyDataRanges(sfd, dfd int, n int64) (bool, error) {
+	var off int64
+	copied := false
+	for off < n {
+		data, err := unix.Seek(sfd, off, unix.SEEK_DATA)
+		if errors.Is(err, unix.ENXIO) {
+			return true, nil // only a hole is left
+		}
+		if err != nil {
+			if off == 0 {
+				data, err = 0, nil // no SEEK_DATA: copy it all as data
+			} else {
+				return true, err
+			}
+		}
+		if data >= n {
+			return true, nil
+		}
+		end := n
+		if hole, err := unix.Seek(sfd, data, unix.SEEK_HOLE); err == nil && hole < n {
+			end = hole
+		}
+		for data < end {
+			roff, woff := data, data
+			m, err := unix.CopyFileRange(sfd, &roff, dfd, &woff, int(end-data), 0)
+			if err != nil {
+				if !copied {
+					return false, nil // not supported here
+				}
+				return true, err
+			}
+			if m == 0 {
+				return true, io.ErrUnexpectedEOF
+			}
+			copied = true
+			data += int64(m)
+		}
+		off = end
+	}
+	return true, nil
 }
 
 // registerLocked records that the tree now references uf.
@@ -321,7 +379,10 @@ func (s *Session) recoverUppers() error {
 			err = fmt.Errorf("upper file of %s: %w", p, terr)
 			return err
 		}
-		uf := &upperFile{id: n.Upper, path: path}
+		uf := &upperFile{id: n.Upper, path: path, committed: n.Size}
+		if s.quotaBytes() {
+			uf.pending = &s.pending
+		}
 		uf.size.Store(n.Size)
 		s.registerLocked(uf)
 		return nil

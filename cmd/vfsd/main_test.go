@@ -94,3 +94,19 @@ func TestApplyPatchOnADirectory(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "c.txt"))
 	require.ErrorIs(t, err, os.ErrNotExist, "all or nothing")
 }
+
+func TestParseByteSize(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "123": 123, "16GiB": 16 << 30, "16G": 16 << 30, "512mb": 512 << 20, "1k": 1024, "2TiB": 2 << 40} {
+		got, err := parseByteSize(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+		b := byteSize(got)
+		back, err := parseByteSize(b.String())
+		require.NoError(t, err)
+		require.Equal(t, got, back, "String parses back")
+	}
+	for _, bad := range []string{"", "x", "-1", "1.5G", "99999999999T"} {
+		_, err := parseByteSize(bad)
+		require.Error(t, err, bad)
+	}
+}

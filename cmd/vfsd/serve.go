@@ -1,11 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +24,10 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 		defaultTTL                           time.Duration
 		allowOrigins                         []string
 		maxConns                             int
+		sessionBytes                         = byteSize(16 << 30)
+		blobBytes                            = byteSize(1 << 30)
+		sessionFiles                         int64
+		maxSnapshots, maxLabel               int
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--data-dir DIR] [--socket PATH] [--listen ADDR] [--allow-root DIR]...",
@@ -69,6 +77,13 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 				AllowOrigins: allowOrigins, MaxConns: maxConns,
 				Logger:  slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})),
 				Version: version(),
+				// 0 on the command line is no limit; in Config it is the default.
+				MaxSessionBytes: noLimit(int64(sessionBytes)), MaxSessionFiles: noLimit(sessionFiles),
+				MaxSnapshots: int(noLimit(int64(maxSnapshots))), MaxLabelBytes: maxLabel,
+				MaxBlobBytes: int64(blobBytes),
+			}
+			if blobBytes <= 0 || maxLabel <= 0 {
+				return usageError{errors.New("--max-blob-bytes and --max-label-bytes must be positive")}
 			}
 			d, err := daemon.New(cmd.Context(), cfg)
 			if err != nil {
@@ -93,7 +108,76 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringArrayVar(&allowOrigins, "allow-origin", nil, "a browser origin (scheme://host[:port]) allowed to call the MCP endpoints, besides loopback ones (repeatable)")
 	f.IntVar(&maxConns, "max-conns", 0, "connections open at once on each listener, past which new ones get 503 (default 512)")
+	f.Var(&sessionBytes, "max-session-bytes", "default quota of a session's total file size, like 16GiB or 500M (0: none)")
+	f.Int64Var(&sessionFiles, "max-session-files", 1_000_000, "default quota of a session's files, directories and symlinks (0: none)")
+	f.IntVar(&maxSnapshots, "max-snapshots", 1000, "default quota of snapshots kept per session (0: none)")
+	f.IntVar(&maxLabel, "max-label-bytes", 1024, "the longest snapshot label")
+	f.Var(&blobBytes, "max-blob-bytes", "the largest blob POST /v1/blobs takes")
 	return cmd
+}
+
+// noLimit turns a command-line limit (0: none) into a daemon.Config one
+// (negative: none).
+func noLimit(v int64) int64 {
+	if v <= 0 {
+		return -1
+	}
+	return v
+}
+
+// byteSize is a flag holding a size in bytes, given as a number with an
+// optional unit: K, M, G, T (powers of 1024, also as KiB, KB...).
+type byteSize int64
+
+func (b *byteSize) String() string {
+	v := int64(*b)
+	for _, u := range []struct {
+		unit string
+		mult int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if v != 0 && v%u.mult == 0 {
+			return strconv.FormatInt(v/u.mult, 10) + u.unit
+		}
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+func (b *byteSize) Type() string { return "size" }
+
+func (b *byteSize) Set(s string) error {
+	v, err := parseByteSize(s)
+	if err != nil {
+		return err
+	}
+	*b = byteSize(v)
+	return nil
+}
+
+// parseByteSize reads "123", "16G", "16GiB", "512MB" and the like.
+func parseByteSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		case 'T':
+			mult = 1 << 40
+		}
+		if mult > 1 {
+			t = t[:n-1]
+		}
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
+	if err != nil || v < 0 || v > math.MaxInt64/mult {
+		return 0, fmt.Errorf("%q is not a size: use bytes, or a number with K, M, G or T (like 16GiB)", s)
+	}
+	return v * mult, nil
 }
 
 // version is the main module's version, or "devel".

@@ -224,18 +224,25 @@ func newSessionResetCmd(g *globalFlags) *cobra.Command {
 }
 
 func newSessionCloseCmd(g *globalFlags) *cobra.Command {
-	return remoteCmd(g, &cobra.Command{
-		Use:   "close SESSION",
-		Short: "Close a session and remove its state (its snapshots stay)",
+	var purge bool
+	cmd := remoteCmd(g, &cobra.Command{
+		Use:   "close SESSION [--purge]",
+		Short: "Close a session and remove its state (its snapshots stay unless --purge)",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
-		if err := c.CloseSession(cmd.Context(), args[0]); err != nil {
+		closeFn := c.CloseSession
+		if purge {
+			closeFn = c.CloseSessionPurge
+		}
+		if err := closeFn(cmd.Context(), args[0]); err != nil {
 			return err
 		}
 		return out.print(map[string]string{"closed": args[0]}, func(w io.Writer) {
 			fmt.Fprintf(w, "closed session %s\n", args[0])
 		})
 	})
+	cmd.Flags().BoolVar(&purge, "purge", false, "also delete the snapshots taken of it (those no other session needs)")
+	return cmd
 }
 
 func newSessionTTLCmd(g *globalFlags) *cobra.Command {

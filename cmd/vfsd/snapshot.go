@@ -16,14 +16,14 @@ import (
 func newSnapshotCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot",
-		Short: "Snapshot, list, show, restore, fork and diff sessions; collect garbage",
+		Short: "Snapshot, list, show, restore, fork, diff and delete snapshots; collect garbage",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageError{fmt.Errorf("name a verb: %s", verbs(cmd))}
 		},
 	}
 	cmd.AddCommand(newSnapshotCreateCmd(g), newSnapshotListCmd(g), newSnapshotShowCmd(g), newSnapshotRestoreCmd(g),
-		newSnapshotForkCmd(g), newSnapshotDiffCmd(g), newSnapshotGCCmd(g))
+		newSnapshotForkCmd(g), newSnapshotDiffCmd(g), newSnapshotRmCmd(g), newSnapshotGCCmd(g))
 	return cmd
 }
 
@@ -239,6 +239,49 @@ func newSnapshotGCCmd(g *globalFlags) *cobra.Command {
 		return out.print(r, func(w io.Writer) {
 			fmt.Fprintf(w, "deleted %d of %d blobs (%s) in %.0f ms; %d snapshots and %d sessions reference the rest\n",
 				r.Deleted, r.Scanned, sizeText(r.DeletedBytes), r.DurationMs, r.Snapshots, r.Sessions)
+			if r.Packs > 0 || r.ImportCaches > 0 {
+				fmt.Fprintf(w, "dropped %d manifest packs of deleted snapshots and %d host import caches\n", r.Packs, r.ImportCaches)
+			}
 		})
 	})
+}
+
+func newSnapshotRmCmd(g *globalFlags) *cobra.Command {
+	var session string
+	cmd := remoteCmd(g, &cobra.Command{
+		Use:   "rm SNAPSHOT... [--session SESSION]",
+		Short: "Delete snapshots (vfsd snapshot gc then reclaims their content)",
+		Long: `Deletes snapshots by ID or unique prefix, one at a time, stopping at the first
+that cannot go. A snapshot a live session started from, or its import
+snapshot, is refused (conflict) until that session closes. With --session, the
+snapshots must be that session's, as a session token requires. The content
+only they referenced is reclaimed by the next vfsd snapshot gc.`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		deleted := api.DeleteSnapshotsResponse{Deleted: []string{}}
+		for _, ref := range args {
+			var r *api.DeleteSnapshotsResponse
+			var err error
+			if session != "" {
+				r, err = c.DeleteSessionSnapshot(cmd.Context(), session, ref)
+			} else {
+				r, err = c.DeleteSnapshot(cmd.Context(), ref)
+			}
+			if err != nil {
+				if len(deleted.Deleted) > 0 {
+					return fmt.Errorf("%w (deleted before it: %v)", err, deleted.Deleted)
+				}
+				return err
+			}
+			deleted.Deleted = append(deleted.Deleted, r.Deleted...)
+		}
+		return out.print(deleted, func(w io.Writer) {
+			for _, id := range deleted.Deleted {
+				fmt.Fprintf(w, "deleted snapshot %s\n", id)
+			}
+			fmt.Fprintln(w, "run vfsd snapshot gc to reclaim their content")
+		})
+	})
+	cmd.Flags().StringVar(&session, "session", "", "delete through this session's route (its own snapshots only)")
+	return cmd
 }

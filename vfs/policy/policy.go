@@ -85,6 +85,7 @@ type Caps struct {
 	MaxDepth            int64 `json:"max_depth,omitempty"`             // segments in a path
 	MaxSegmentLen       int64 `json:"max_segment_len,omitempty"`       // bytes in one path segment
 	MaxSessionBytes     int64 `json:"max_session_bytes,omitempty"`     // total file bytes in the session
+	MaxSessionFiles     int64 `json:"max_session_files,omitempty"`     // files, directories and symlinks in the session
 	// MaxForks bounds the open forks session tokens make, starting from
 	// one session the admin created: its forks, their forks and so on
 	// share this budget. The admin's forks are not counted.
@@ -139,7 +140,7 @@ func (p *Policy) Validate() error {
 func (c Caps) hasNegative() bool {
 	for _, v := range []int64{c.MaxReadBytes, c.MaxWriteBytes, c.MaxWriteChars, c.MaxPatchBytes,
 		c.MaxInlineBytes, c.MaxGrepResults, c.MaxGlobResults, c.MaxScannedFiles, c.MaxScannedBytes,
-		c.MaxChangedFiles, c.MaxEditReplacements, c.MaxEntries, c.MaxDepth, c.MaxSegmentLen, c.MaxSessionBytes, c.MaxForks} {
+		c.MaxChangedFiles, c.MaxEditReplacements, c.MaxEntries, c.MaxDepth, c.MaxSegmentLen, c.MaxSessionBytes, c.MaxSessionFiles, c.MaxForks} {
 		if v < 0 {
 			return true
 		}

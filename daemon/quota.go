@@ -1,0 +1,306 @@
+package daemon
+
+// This file holds what bounds a session — its quota — and what lets the
+// store shrink again: deleting snapshots, and releasing a closed session's
+// snapshots and the host import caches.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/snapshot"
+	"github.com/vfsd/vfsd/vfs"
+	"github.com/vfsd/vfsd/vfs/policy"
+)
+
+// effectiveQuota is a session's quota: what it asked for (m.Quota) or the
+// daemon's defaults, lowered by its policy's caps. Zero is no limit.
+func (d *Daemon) effectiveQuota(pol *policy.Policy, m *sessionMeta) api.Quota {
+	q := api.Quota{MaxBytes: d.cfg.MaxSessionBytes, MaxFiles: d.cfg.MaxSessionFiles, MaxSnapshots: int64(d.cfg.MaxSnapshots)}
+	if m.Quota != nil {
+		q.MaxBytes = pick(m.Quota.MaxBytes, q.MaxBytes)
+		q.MaxFiles = pick(m.Quota.MaxFiles, q.MaxFiles)
+		q.MaxSnapshots = pick(m.Quota.MaxSnapshots, q.MaxSnapshots)
+	}
+	q.MaxBytes = policy.Clamp(q.MaxBytes, pol.Caps.MaxSessionBytes)
+	q.MaxFiles = policy.Clamp(q.MaxFiles, pol.Caps.MaxSessionFiles)
+	return q
+}
+
+// pick returns asked, def when asked is 0, and 0 (no limit) when it is
+// negative.
+func pick(asked, def int64) int64 {
+	switch {
+	case asked == 0:
+		return def
+	case asked < 0:
+		return 0
+	}
+	return asked
+}
+
+// quotaHook gives the repository each session's quota, as policyHook gives
+// its policy: from its metadata, registered before the session exists.
+func (d *Daemon) quotaHook(id string) vfs.Quota {
+	d.mu.RLock()
+	e := d.sessions[id]
+	d.mu.RUnlock()
+	if e == nil {
+		q := d.effectiveQuota(policy.Default(), &sessionMeta{})
+		return vfs.Quota{MaxBytes: q.MaxBytes, MaxNodes: q.MaxFiles}
+	}
+	e.mu.Lock()
+	q := d.effectiveQuota(e.pol, e.meta)
+	e.mu.Unlock()
+	return vfs.Quota{MaxBytes: q.MaxBytes, MaxNodes: q.MaxFiles}
+}
+
+// checkQuotaRequest vets the quota a creation asks for. Only the admin may
+// ask for more than the daemon's defaults (or for no limit); a session
+// token forking its session gets at most that session's quota.
+func (d *Daemon) checkQuotaRequest(q *api.Quota, by *principal, src *entry) error {
+	if q == nil {
+		return nil
+	}
+	for _, v := range []int64{q.MaxBytes, q.MaxFiles, q.MaxSnapshots} {
+		if v < -1 {
+			return apiErr(api.CodeInvalidInput, "quota fields are a limit, 0 for the daemon's default or -1 for none")
+		}
+	}
+	if by == nil || by.admin {
+		return nil
+	}
+	limit := d.effectiveQuota(policy.Default(), &sessionMeta{})
+	if src != nil {
+		src.mu.Lock()
+		limit = d.effectiveQuota(src.pol, src.meta)
+		src.mu.Unlock()
+	}
+	for _, f := range []struct {
+		name       string
+		asked, max int64
+	}{{"max_bytes", q.MaxBytes, limit.MaxBytes}, {"max_files", q.MaxFiles, limit.MaxFiles}, {"max_snapshots", q.MaxSnapshots, limit.MaxSnapshots}} {
+		if f.max > 0 && (f.asked < 0 || f.asked > f.max) {
+			return apiErr(api.CodeForbidden, "a session token cannot raise quota.%s above %d; ask the admin", f.name, f.max)
+		}
+	}
+	return nil
+}
+
+// checkStagedQuota refuses a session whose starting point is already over
+// its quota: every write would fail, which is better said at once.
+func (d *Daemon) checkStagedQuota(ctx context.Context, pol *policy.Policy, m *sessionMeta) error {
+	if m.Base == "" {
+		return nil
+	}
+	snap, err := d.repo.Get(ctx, m.Base)
+	if err != nil {
+		return err
+	}
+	q := d.effectiveQuota(pol, m)
+	nodes := int64(snap.Tree.Len() - 1)
+	switch {
+	case q.MaxBytes > 0 && snap.Record.Bytes > q.MaxBytes:
+		return apiErr(api.CodeTooLarge, "the session would start with %d bytes of files, over its quota of %d; stage less (include/exclude globs) or ask for a larger quota.max_bytes (vfsd serve --max-session-bytes)", snap.Record.Bytes, q.MaxBytes)
+	case q.MaxFiles > 0 && nodes > q.MaxFiles:
+		return apiErr(api.CodeTooLarge, "the session would start with %d files, directories and symlinks, over its quota of %d; stage less or ask for a larger quota.max_files (vfsd serve --max-session-files)", nodes, q.MaxFiles)
+	}
+	return nil
+}
+
+// checkSnapshotQuota refuses a snapshot of e with an oversized label or
+// beyond the session's snapshot quota. The caller holds e.snapMu.
+func (d *Daemon) checkSnapshotQuota(ctx context.Context, e *entry, label string) error {
+	if len(label) > d.cfg.MaxLabelBytes {
+		return apiErr(api.CodeTooLarge, "the label is %d bytes; labels are at most %d", len(label), d.cfg.MaxLabelBytes)
+	}
+	e.mu.Lock()
+	max := d.effectiveQuota(e.pol, e.meta).MaxSnapshots
+	e.mu.Unlock()
+	if max <= 0 {
+		return nil
+	}
+	snaps, err := d.repo.List(ctx)
+	if err != nil {
+		return fmt.Errorf("count snapshots: %w", err)
+	}
+	n := int64(0)
+	for _, s := range snaps {
+		if e.took(s.Record) {
+			n++
+		}
+	}
+	if n >= max {
+		return apiErr(api.CodeTooLarge, "session %s has %d snapshots, its quota; delete some first with DELETE /v1/sessions/%s/snapshots/{snap} (vfsd snapshot rm)", e.id, n, e.id)
+	}
+	return nil
+}
+
+// quotaView is a session's effective quota as the API shows it.
+func (d *Daemon) quotaView(e *entry) *api.Quota {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	q := d.effectiveQuota(e.pol, e.meta)
+	return &q
+}
+
+// metaHolders names the sessions whose metadata holds snapshot id: as the
+// snapshot they started from, or as their import snapshot (which apply
+// and diffs need).
+func (d *Daemon) metaHolders(id string) []string {
+	d.mu.RLock()
+	entries := make([]*entry, 0, len(d.sessions))
+	for _, e := range d.sessions {
+		entries = append(entries, e)
+	}
+	d.mu.RUnlock()
+	var out []string
+	for _, e := range entries {
+		e.mu.Lock()
+		held := e.meta.Base == id || e.meta.Import == id
+		e.mu.Unlock()
+		if held {
+			out = append(out, "session "+e.id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// deleteSnapshots deletes snapshots by full ID unless a session holds one.
+func (d *Daemon) deleteSnapshots(ctx context.Context, ids []string) (*api.DeleteSnapshotsResponse, error) {
+	rep, err := d.repo.DeleteSnapshots(ctx, ids, snapshot.DeleteOptions{Holders: d.metaHolders})
+	var inUse *snapshot.InUseError
+	if errors.As(err, &inUse) {
+		return nil, apiErr(api.CodeConflict, "%v", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.log.Info("snapshots deleted", "snapshots", rep.Deleted)
+	return &api.DeleteSnapshotsResponse{Deleted: rep.Deleted}, nil
+}
+
+// handleDeleteSnapshot deletes any snapshot (admin).
+func (d *Daemon) handleDeleteSnapshot(w http.ResponseWriter, r *http.Request) error {
+	snap, err := d.snapshotByRef(r.Context(), r.PathValue("snap"))
+	if err != nil {
+		return err
+	}
+	resp, err := d.deleteSnapshots(r.Context(), []string{snap.ID})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// handleDeleteSessionSnapshot deletes a snapshot taken of the session: what
+// a session's own token may delete.
+func (d *Daemon) handleDeleteSessionSnapshot(w http.ResponseWriter, r *http.Request) error {
+	e, err := d.lookup(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	snap, err := d.snapshotFor(r.Context(), principalOf(r.Context()), e, r.PathValue("snap"))
+	if err != nil {
+		return err
+	}
+	if !e.took(snap.Record) {
+		return apiErr(api.CodeForbidden, "snapshot %s was not taken of session %s; a session deletes only its own snapshots (the admin deletes any with DELETE /v1/snapshots/{snap})", snap.ID[:12], e.id)
+	}
+	resp, err := d.deleteSnapshots(r.Context(), []string{snap.ID})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+// parsePurge reads the ?purge= query of a session close.
+func parsePurge(r *http.Request) (bool, error) {
+	v := r.URL.Query().Get("purge")
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, apiErr(api.CodeInvalidInput, "purge=%q: use true or false", v)
+	}
+	return b, nil
+}
+
+// releaseSnapshots deletes what a closed session leaves behind: the
+// snapshots made for it (m.Owned), its import snapshot, and with purge
+// (took not nil) every snapshot taken of it — each unless another session
+// still holds it (the last session holding an import deletes it when it
+// closes). The session must be gone from d.sessions already.
+func (d *Daemon) releaseSnapshots(ctx context.Context, m *sessionMeta, took func(snapshot.Record) bool) {
+	candidates := slices.Clone(m.Owned)
+	if m.Import != "" {
+		candidates = append(candidates, m.Import)
+	}
+	if took != nil {
+		snaps, err := d.repo.List(ctx)
+		if err != nil {
+			d.log.Warn("purge: list snapshots", "session", m.ID, "err", err)
+		}
+		for _, s := range snaps {
+			if took(s.Record) {
+				candidates = append(candidates, s.ID)
+			}
+		}
+	}
+	slices.Sort(candidates)
+	candidates = slices.Compact(candidates)
+	var deleted []string
+	for _, id := range candidates {
+		rep, err := d.repo.DeleteSnapshots(ctx, []string{id}, snapshot.DeleteOptions{Holders: d.metaHolders})
+		switch {
+		case err == nil:
+			deleted = append(deleted, rep.Deleted...)
+		case errors.Is(err, vfs.ErrNotFound), errors.Is(err, vfs.ErrConflict):
+			// Gone already, or still needed by another session.
+		default:
+			d.log.Warn("delete a closed session's snapshot", "session", m.ID, "snapshot", id, "err", err)
+		}
+	}
+	if len(deleted) > 0 {
+		d.log.Info("deleted a closed session's snapshots", "session", m.ID, "snapshots", deleted)
+	}
+}
+
+// dropImportCaches forgets the host import caches when no session is left:
+// what they remember was stored for sessions that are gone (GC has just
+// collected it), and a cache the size of the last import is not worth
+// keeping over an empty store. It returns how many cache files it removed.
+func (d *Daemon) dropImportCaches() int {
+	d.imMu.Lock()
+	defer d.imMu.Unlock()
+	d.mu.RLock()
+	busy := len(d.sessions) > 0 // reserved sessions included: they may be importing
+	d.mu.RUnlock()
+	if busy {
+		return 0
+	}
+	for k, im := range d.importers {
+		if err := im.Close(); err != nil {
+			d.log.Warn("close the host importer", "err", err)
+		}
+		delete(d.importers, k)
+	}
+	n := 0
+	for _, name := range []string{"import.cache", "import-ascii.cache"} {
+		if err := os.Remove(filepath.Join(d.cfg.DataDir, name)); err == nil {
+			n++
+		}
+	}
+	return n
+}
