@@ -253,7 +253,7 @@ func applyRun(ctx context.Context, c *client.Client, id, dir string) (*api.Apply
 		return nil, fmt.Errorf("apply session %s to %s: %w; the session is kept", id, dir, err)
 	}
 	if len(r.Conflicts) > 0 {
-		return r, fmt.Errorf("%d changes were not applied because %s changed meanwhile (see above); the session %s is kept", len(r.Conflicts), dir, id)
+		return r, fmt.Errorf("%d changes were not applied to %s (each with its reason above); the session %s is kept: fix the host, then vfsd apply %s", len(r.Conflicts), dir, id, id)
 	}
 	if err := c.CloseSession(ctx, id); err != nil {
 		return r, fmt.Errorf("applied, but closing session %s failed: %w", id, err)

@@ -188,7 +188,7 @@ func runOnDir(ctx context.Context, dir, preset string, dryRun bool, out, errOut 
 		fmt.Fprintf(errOut, "vfsd: not applied: %s: %s\n", textdiff.QuotePath(c.HostPath), textdiff.QuotePath(c.Conflict))
 	}
 	if len(ar.Conflicts) > 0 {
-		return fmt.Errorf("%d changes were not applied because %s changed meanwhile; run the tool again", len(ar.Conflicts), abs)
+		return fmt.Errorf("%d changes were not applied to %s (each with its reason above); fix the host, then run the tool again", len(ar.Conflicts), abs)
 	}
 	return nil
 }
