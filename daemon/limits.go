@@ -50,6 +50,11 @@ func (d *Daemon) bodyDeadline(next http.Handler) http.Handler {
 		if r.Body != nil && r.Body != http.NoBody {
 			rc := http.NewResponseController(w)
 			if err := rc.SetReadDeadline(time.Now().Add(timeout)); err == nil {
+				// On a shallow copy: net/http looks at its own request's
+				// Body to see a body refused unread, and then closes the
+				// connection gently (half-close, a grace period) so that
+				// the client, still sending, reads the answer before a reset.
+				r = r.WithContext(r.Context())
 				r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, timeout: timeout}
 			}
 		}
