@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
@@ -158,7 +157,7 @@ type lineWindow struct {
 func scanLines(rd io.ReaderAt, size int64, start, count int, maxRead int64, enc vfs.Encoding) (lineWindow, error) {
 	w := lineWindow{startOff: -1, endOff: -1, totalLines: -1}
 	limit := min(size, MaxLineScanBytes)
-	var sniff textSniffer
+	var sniff vfs.Sniffer
 	line := 1 // the line at off
 	buf := make([]byte, lineScanChunk)
 	for off := int64(0); off < limit; {
@@ -171,7 +170,7 @@ func scanLines(rd io.ReaderAt, size int64, start, count int, maxRead int64, enc 
 			return w, err
 		}
 		if enc == vfs.EncodingUnknown {
-			sniff.feed(chunk)
+			sniff.Write(chunk)
 		}
 		for i := 0; i < len(chunk); {
 			if line == start && w.startOff < 0 {
@@ -193,7 +192,7 @@ func scanLines(rd io.ReaderAt, size int64, start, count int, maxRead int64, enc 
 		w.startOff = size // the (empty) end of the file
 	}
 	// A rune cut by the scan's limit is not evidence of binary content.
-	w.binary = sniff.binary || (limit == size && len(sniff.carry) > 0)
+	w.binary = sniff.Binary() || (limit == size && sniff.Incomplete())
 	if limit == size {
 		w.totalLines = line - 1
 		if size > 0 && !endsWithNewline(rd, size) {
@@ -224,51 +223,6 @@ func (w lineWindow) lastLine(line int, limit, size int64) int {
 		return w.totalLines
 	}
 	return line
-}
-
-// textSniffer classifies content fed to it in chunks as vfs.DetectEncoding
-// classifies the whole: binary on a NUL byte or invalid UTF-8. carry holds
-// an incomplete rune at the end of what was fed.
-type textSniffer struct {
-	binary bool
-	carry  []byte
-}
-
-func (s *textSniffer) feed(b []byte) {
-	if s.binary {
-		return
-	}
-	if bytes.IndexByte(b, 0) >= 0 {
-		s.binary = true
-		return
-	}
-	for len(s.carry) > 0 && len(b) > 0 && !utf8.FullRune(s.carry) {
-		s.carry, b = append(s.carry, b[0]), b[1:]
-	}
-	if len(s.carry) > 0 {
-		if !utf8.FullRune(s.carry) {
-			return
-		}
-		if r, size := utf8.DecodeRune(s.carry); (r == utf8.RuneError && size <= 1) || size != len(s.carry) {
-			s.binary = true
-			return
-		}
-		s.carry = s.carry[:0]
-	}
-	cut := len(b)
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				cut = i
-			}
-			break
-		}
-	}
-	if !utf8.Valid(b[:cut]) {
-		s.binary = true
-		return
-	}
-	s.carry = append(s.carry, b[cut:]...)
 }
 
 func endsWithNewline(rd io.ReaderAt, size int64) bool {

@@ -71,6 +71,24 @@ func (s *Sniffer) scan(b []byte) {
 	s.partial = append(s.partial, b[cut:]...)
 }
 
+// Write classifies p as the next part of the content, for callers that
+// read the content themselves; a zero Sniffer is ready for it. It never
+// fails.
+func (s *Sniffer) Write(p []byte) (int, error) {
+	if !s.binary {
+		s.scan(p)
+	}
+	return len(p), nil
+}
+
+// Binary reports whether what was seen so far cannot be UTF-8 text,
+// whatever follows.
+func (s *Sniffer) Binary() bool { return s.binary }
+
+// Incomplete reports whether what was seen so far ends inside a rune: text
+// if more follows, binary if the content ends here.
+func (s *Sniffer) Incomplete() bool { return len(s.partial) > 0 }
+
 // Encoding classifies everything read so far.
 func (s *Sniffer) Encoding() Encoding {
 	if s.binary || len(s.partial) > 0 {
