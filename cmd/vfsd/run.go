@@ -280,7 +280,8 @@ func runMounted(ctx context.Context, c *client.Client, id string, spec sandboxSp
 		}
 	}()
 	spec.mountpoint = mp
-	if err := spec.setMasks(append(daemonPaths, vfsdMounts(mp)...), hostSockets()); err != nil {
+	sessionMounts, fuse := fuseMounts(mp)
+	if err := spec.setMasks(daemonPaths, sessionMounts, hostSockets(), fuse); err != nil {
 		return exitRunFailed, false, err
 	}
 	proc, err := spec.command(ctx)

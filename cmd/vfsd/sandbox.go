@@ -228,25 +228,29 @@ func hostSockets() []string {
 	return out
 }
 
-// vfsdMounts are the FUSE mounts of the daemon's sessions (other than
-// mountpoint): the command must not reach other sessions through them.
-func vfsdMounts(mountpoint string) []string {
+// fuseMounts reads /proc/self/mountinfo: the FUSE mounts of the daemon's
+// sessions other than mountpoint (the command must not reach other
+// sessions through them), and every FUSE mount point (paths beneath which
+// vfsd must not look: a FUSE server that hangs would hang vfsd with it).
+// Mount points are reported by the kernel resolved, so they need no stat.
+func fuseMounts(mountpoint string) (sessions, all []string) {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	var out []string
 	for _, l := range strings.Split(string(b), "\n") {
 		pre, post, ok := strings.Cut(l, " - ")
 		f, g := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(f) < 5 || len(g) < 2 || !strings.HasPrefix(g[0], "fuse") || !strings.HasPrefix(g[1], "vfsd:") {
+		if !ok || len(f) < 5 || len(g) < 2 || !strings.HasPrefix(g[0], "fuse") {
 			continue
 		}
-		if mp := unescapeMountinfo(f[4]); mp != mountpoint {
-			out = append(out, mp)
+		mp := unescapeMountinfo(f[4])
+		all = append(all, mp)
+		if strings.HasPrefix(g[1], "vfsd:") && mp != mountpoint {
+			sessions = append(sessions, mp)
 		}
 	}
-	return out
+	return sessions, all
 }
 
 // unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space).
@@ -270,20 +274,27 @@ func unescapeMountinfo(s string) string {
 }
 
 // setMasks keeps, of the candidate paths, those that exist and that the
-// sandbox would show from the host, resolved and without duplicates. A
-// socket a --rw path grants is left visible; a daemon path holding the
-// folder or a --rw path is an error (it could not be hidden).
-func (s *sandboxSpec) setMasks(daemonPaths, sockets []string) error {
+// sandbox would show from the host, resolved and without duplicates:
+// daemon paths, other sessions' mounts (as mountinfo gives them: never
+// stat'ed) and host sockets. A socket a --rw path grants is left visible;
+// a daemon path or mount holding the folder or a --rw path is an error (it
+// could not be hidden). Nothing beneath a FUSE mount in fuse is looked at.
+func (s *sandboxSpec) setMasks(daemonPaths, mounts, sockets, fuse []string) error {
 	seen := map[string]bool{}
-	add := func(p string, grantable bool) error {
+	add := func(p string, grantable, resolved bool) error {
 		if p == "" || !filepath.IsAbs(p) {
 			return nil
 		}
-		r, err := filepath.EvalSymlinks(p)
-		if err != nil {
-			return nil // nothing there to hide
+		if !resolved {
+			if underAny(p, fuse) {
+				return nil // another mount's inside: hidden with it, or not the daemon's
+			}
+			r, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return nil // nothing there to hide
+			}
+			p = r
 		}
-		p = r
 		for _, w := range append([]string{s.workDir}, s.writable...) {
 			if within(p, w) {
 				if grantable {
@@ -300,12 +311,17 @@ func (s *sandboxSpec) setMasks(daemonPaths, sockets []string) error {
 		return nil
 	}
 	for _, p := range daemonPaths {
-		if err := add(p, false); err != nil {
+		if err := add(p, false, false); err != nil {
+			return err
+		}
+	}
+	for _, p := range mounts {
+		if err := add(p, false, true); err != nil {
 			return err
 		}
 	}
 	for _, p := range sockets {
-		_ = add(p, true)
+		_ = add(p, true, false)
 	}
 	slices.Sort(s.masks)
 	return nil

@@ -78,11 +78,18 @@ func TestSetMasks(t *testing.T) {
 	require.NoError(t, os.WriteFile(sock, nil, 0o600))
 	// A --rw path inside the data dir cannot be granted.
 	s := sandboxSpec{workDir: proj, writable: []string{data + "/inner"}}
-	require.ErrorContains(t, s.setMasks([]string{data}, nil), "keeps to itself")
+	require.ErrorContains(t, s.setMasks([]string{data}, nil, nil, nil), "keeps to itself")
 	// A socket inside a --rw path is granted; the data dir is hidden; a
 	// missing path is left alone. (dir is under /tmp, the private /tmp:
 	// with dir itself writable, its contents show from the host.)
 	s = sandboxSpec{workDir: proj, writable: []string{dir}}
-	require.NoError(t, s.setMasks([]string{data, dir + "/missing"}, []string{sock}))
+	require.NoError(t, s.setMasks([]string{data, dir + "/missing"}, nil, []string{sock}, nil))
 	require.Equal(t, []string{data}, s.masks)
+	// Another session's mount is hidden as mountinfo names it; what lies
+	// beneath any FUSE mount is never looked at (a hung FUSE server would
+	// hang vfsd run): here a path that, if stat'ed, would exist.
+	other := dir + "/other-session"
+	s = sandboxSpec{workDir: proj, writable: []string{dir}}
+	require.NoError(t, s.setMasks(nil, []string{other}, []string{sock}, []string{dir}))
+	require.Equal(t, []string{other}, s.masks)
 }
