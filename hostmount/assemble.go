@@ -17,9 +17,10 @@ func vfsMode(m uint32) fs.FileMode { return fs.FileMode(m) & fs.ModePerm }
 // deterministic. Files the import skipped are left out.
 func assemble(all []scanned, done map[*entry]imported, now int64, rep *Report) vfs.Tree {
 	dir := func(mode uint32, mtime int64) vfs.Node {
-		return vfs.Node{Kind: vfs.KindDir, Mode: vfsMode(mode), Version: 1, Created: mtime, Updated: mtime}
+		return vfs.Node{Kind: vfs.KindDir, Mode: vfsMode(mode), Version: 1, Created: mtime, Updated: mtime, Uid: vfs.NoOwner, Gid: vfs.NoOwner}
 	}
-	tb := vfs.NewTreeBuilder(vfs.Node{Kind: vfs.KindDir, Mode: vfs.DefaultDirMode, Version: 1, Ino: 1, Created: now, Updated: now})
+	tb := vfs.NewTreeBuilder(vfs.Node{Kind: vfs.KindDir, Mode: vfs.DefaultDirMode, Version: 1, Ino: 1, Created: now, Updated: now,
+		Uid: vfs.NoOwner, Gid: vfs.NoOwner})
 	ino := uint64(1)
 	put := func(p vfs.Path, n vfs.Node) {
 		var parents []vfs.Path
@@ -61,14 +62,14 @@ func assemble(all []scanned, done map[*entry]imported, now int64, rep *Report) v
 				put(e.path, dir(uint32(e.mode), e.mtime))
 			case vfs.KindSymlink:
 				put(e.path, vfs.Node{Kind: vfs.KindSymlink, Mode: vfs.SymlinkMode, Size: int64(len(e.target)), Version: 1,
-					Created: e.mtime, Updated: e.mtime, Target: e.target})
+					Created: e.mtime, Updated: e.mtime, Target: e.target, Uid: vfs.NoOwner, Gid: vfs.NoOwner})
 			case vfs.KindFile:
 				c, ok := done[e]
 				if !ok {
 					continue
 				}
 				put(e.path, vfs.Node{Kind: vfs.KindFile, Mode: e.mode, Size: c.size, Version: 1, Created: e.mtime,
-					Updated: e.mtime, Blob: c.hash, Encoding: c.enc})
+					Updated: e.mtime, Blob: c.hash, Encoding: c.enc, Uid: vfs.NoOwner, Gid: vfs.NoOwner})
 				mr.Files++
 				mr.Bytes += c.size
 			}

@@ -20,7 +20,16 @@ import (
 // field. Unchanged directories keep their hash, so a snapshot re-writes only
 // the directories on the paths to what changed, and a diff skips every
 // subtree whose hashes match.
-const manifestFormat = "vfsd-dir/1\n"
+//
+// Format 2 (written now) encodes nodes with vfs.AppendNode: owners, all
+// mode bits, nanosecond times, link counts, devices and extended
+// attributes. A hard-linked node appears in full under each of its names,
+// with its Ino and Nlink; loading joins the names again. Format 1 manifests
+// (older stores) are still read, with vfs.DecodeNodeV1.
+const manifestFormat = "vfsd-dir/2\n"
+
+// manifestFormatV1 heads manifests of stores written before format 2.
+const manifestFormatV1 = "vfsd-dir/1\n"
 
 // dirHashes maps every directory of a snapshot to its manifest's hash.
 type dirHashes = *immutable.SortedMap[vfs.Path, vfs.Hash]
@@ -55,12 +64,18 @@ func encodeDir(t vfs.Tree, d vfs.Path, hashOf func(vfs.Path) (vfs.Hash, error)) 
 
 // decodeDir parses a manifest into its entries.
 func decodeDir(b []byte, fn func(name string, n vfs.Node) error) error {
-	if !bytes.HasPrefix(b, []byte(manifestFormat)) {
+	decode := vfs.DecodeNode
+	switch {
+	case bytes.HasPrefix(b, []byte(manifestFormat)):
+		b = b[len(manifestFormat):]
+	case bytes.HasPrefix(b, []byte(manifestFormatV1)):
+		b = b[len(manifestFormatV1):]
+		decode = vfs.DecodeNodeV1
+	default:
 		return errors.New("not a directory manifest")
 	}
-	b = b[len(manifestFormat):]
 	for len(b) > 0 {
-		name, n, rest, err := vfs.DecodeNode(b)
+		name, n, rest, err := decode(b)
 		if err != nil {
 			return err
 		}

@@ -32,21 +32,32 @@ type Record struct {
 	SessionUID string `json:"session_uid,omitempty"`
 }
 
-// RootNode is the root directory's own metadata.
+// RootNode is the root directory's own metadata. Node, when set (records
+// written since owners existed), is the root's full node in vfs.AppendNode
+// form and wins over the other fields, which older records have alone.
 type RootNode struct {
 	Mode    uint32 `json:"mode"`
 	Version uint64 `json:"version"`
 	Ino     uint64 `json:"ino"`
 	Created int64  `json:"created"`
 	Updated int64  `json:"updated"`
+	Node    []byte `json:"node,omitempty"`
 }
 
 func rootNodeOf(n vfs.Node) RootNode {
-	return RootNode{Mode: uint32(n.Mode), Version: n.Version, Ino: n.Ino, Created: n.Created, Updated: n.Updated}
+	n.Blob = vfs.Hash{}
+	return RootNode{Mode: uint32(n.Mode & fs.ModePerm), Version: n.Version, Ino: n.Ino, Created: n.Created, Updated: n.Updated,
+		Node: vfs.AppendNode(nil, "", n)}
 }
 
 func (r RootNode) node() vfs.Node {
-	return vfs.Node{Kind: vfs.KindDir, Mode: fs.FileMode(r.Mode) & fs.ModePerm, Version: r.Version, Ino: r.Ino, Created: r.Created, Updated: r.Updated}
+	if len(r.Node) > 0 {
+		if _, n, rest, err := vfs.DecodeNode(r.Node); err == nil && len(rest) == 0 && n.IsDir() {
+			return n
+		}
+	}
+	return vfs.Node{Kind: vfs.KindDir, Mode: fs.FileMode(r.Mode) & fs.ModePerm, Version: r.Version, Ino: r.Ino,
+		Uid: vfs.NoOwner, Gid: vfs.NoOwner, Created: r.Created, Updated: r.Updated}
 }
 
 // CreatedAt returns the record's creation time in UTC.

@@ -45,7 +45,7 @@ func (b *Batch) Write(ctx context.Context, p Path, content io.Reader, opts Write
 	}
 	b.unpins = append(b.unpins, unpin)
 	b.events = append(b.events, Event{
-		Op: OpWrite, Path: p, Blob: h, Size: size, Encoding: enc, Mode: opts.Perm,
+		Op: OpWrite, Path: p, Blob: h, Size: size, Encoding: enc, Mode: opts.Perm, Owner: b.s.ownerOr(opts.Owner),
 		Parents: opts.CreateParents, Exclusive: opts.Mode == WriteCreateNew,
 		MustExist: opts.Mode == WriteOverwrite, IfVersion: opts.ExpectedVersion,
 	})
@@ -57,7 +57,8 @@ func (b *Batch) Mkdir(p Path, opts MkdirOptions) error {
 	if err := b.s.check("mkdir", AccessWrite, p); err != nil {
 		return b.fail(err)
 	}
-	b.events = append(b.events, Event{Op: OpMkdir, Path: p, Mode: opts.Perm, Parents: opts.Parents})
+	b.events = append(b.events, Event{Op: OpMkdir, Path: p, Mode: opts.Perm, ExactMode: opts.ExactPerm,
+		Owner: b.s.ownerOr(opts.Owner), Parents: opts.Parents})
 	return nil
 }
 

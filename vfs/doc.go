@@ -20,6 +20,46 @@
 // place; a Commit event records each batch of such writes. Freeze, which
 // snapshots call, seals upper files into blobs.
 //
+// # POSIX metadata
+//
+// A Node carries what a POSIX filesystem keeps: kind (file, dir, symlink,
+// fifo, socket, character or block device with Rdev), the twelve mode bits
+// (Go's fs.ModeSetuid, fs.ModeSetgid and fs.ModeSticky stand for 0o4000,
+// 0o2000, 0o1000; see ModeFromUnix and Node.UnixMode), Uid and Gid,
+// Atime, Mtime, Ctime and Btime in nanoseconds (Created and Updated mirror
+// Btime and Mtime in milliseconds for tool receipts), Nlink, extended
+// attributes (Xattrs) and an inode number. Events carry their time to the
+// nanosecond (Time and Ns) and the reducer follows POSIX's time rules:
+// content changes move mtime and ctime; chmod, chown, xattr changes, link,
+// unlink and rename move ctime only, always to the event's time, never to
+// a caller's. The engine does not move atime on reads (as noatime).
+//
+// Owners: nodes of stores and journals older than owners carry NoOwner; a
+// Tree reports them with its default owner (Tree.WithOwner), which a
+// session sets to its own (Options.Owner, kept in the journal header).
+// Sessions stamp their default owner on the nodes they create unless the
+// caller gives one.
+//
+// # Hard links
+//
+// A Tree is two persistent maps. The path map holds every path's node; a
+// node with more than one name (a hard link) is held once in the inode map,
+// from inode number to the node and its sorted names, and each of its paths
+// holds a stub naming the inode. Get, Walk and Children resolve stubs, so
+// every name reads the same node; a change through any name (Tree.set with
+// the node's Ino) changes the shared node, in O(log n) plus the names of
+// that node. Link adds a name; unlinking one of two names turns the
+// survivor back into a plain entry. Renames move stubs and rename them in
+// their inode's names. Snapshots, restore and fork share both maps: O(1).
+// Directories are never linked; their Nlink (2 + subdirectories) is kept
+// by the reducer and recomputed by TreeBuilder.
+//
+// Outside the tree, handles are keyed by inode: a handle whose name is
+// unlinked while another remains moves to that name rather than detaching.
+// A change to a hard-linked node marks all its names dirty, so snapshot
+// manifests (which list the node in full under each name, joined again by
+// Ino when loaded) are rewritten for every name.
+//
 // # Durability
 //
 // A mutation returns once its event is on stable storage (group commit: one

@@ -26,6 +26,9 @@ const (
 	CodeStale          Code = "stale"           // a handle no longer names a file in the session
 	CodeClosed         Code = "closed"          // the session or handle is closed
 	CodeIO             Code = "io_error"        // the host filesystem or store failed
+	CodeNoData         Code = "no_data"         // no such extended attribute (ENODATA)
+	CodeNoSpace        Code = "no_space"        // a node's extended attributes are full (ENOSPC)
+	CodePermission     Code = "not_permitted"   // the operation is not permitted on this node (EPERM)
 )
 
 // Sentinel errors, one per code, for errors.Is.
@@ -44,6 +47,9 @@ var (
 	ErrStale          = &Error{Code: CodeStale}
 	ErrClosed         = &Error{Code: CodeClosed}
 	ErrIO             = &Error{Code: CodeIO}
+	ErrNoData         = &Error{Code: CodeNoData}
+	ErrNoSpace        = &Error{Code: CodeNoSpace}
+	ErrPermission     = &Error{Code: CodePermission}
 )
 
 // Error is the engine's error type: what was attempted, on which path, the

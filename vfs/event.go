@@ -13,8 +13,13 @@ const (
 	OpSymlink     Op = "symlink"     // create a symbolic link
 	OpRemove      Op = "remove"      // remove a node (a directory's subtree only when Recursive)
 	OpRename      Op = "rename"      // move a node and its subtree, or exchange two
-	OpChmod       Op = "chmod"       // set permission bits
-	OpSetTimes    Op = "settimes"    // set the modification time
+	OpChmod       Op = "chmod"       // set permission bits (setuid, setgid, sticky included)
+	OpSetTimes    Op = "settimes"    // set the access and/or modification time
+	OpChown       Op = "chown"       // set the owner and/or group
+	OpMknod       Op = "mknod"       // create a fifo, socket or device node
+	OpLink        Op = "link"        // give the node at Path a new name, To (a hard link)
+	OpSetXattr    Op = "setxattr"    // set an extended attribute
+	OpRemoveXattr Op = "removexattr" // remove an extended attribute
 	OpCopyUp      Op = "copyup"      // a file's content moved into the upper dir, unchanged
 	OpCommit      Op = "commit"      // a copied-up file's content changed through a handle
 	OpSeal        Op = "seal"        // copied-up files sealed into blobs, content unchanged
@@ -43,7 +48,29 @@ type Event struct {
 	Ino      uint64      `json:"ino,omitempty"` // precondition: the node's inode, for copyup and commit
 	Encoding Encoding    `json:"encoding,omitempty"`
 	Target   string      `json:"target,omitempty"` // symlink target
-	Mtime    int64       `json:"mtime,omitempty"`  // settimes: the new modification time, Unix ms
+	Mtime    int64       `json:"mtime,omitempty"`  // settimes of format-1 events: the new modification time, Unix ms
+
+	// V is the event format: 0 for events journaled before owners, links
+	// and nanosecond times (their chmod also set the modification time), 2
+	// since. The session stamps it.
+	V  int   `json:"v,omitempty"`
+	Ns int64 `json:"ns,omitempty"` // the nanoseconds of Time past its millisecond
+
+	// ExactMode makes Mode taken as given, 0 included; without it a zero
+	// Mode means the default.
+	ExactMode bool `json:"exact_mode,omitempty"`
+	// Owner is the owner of a node created by the event (nil: not
+	// recorded) or, for chown, the new owner (NoOwner: unchanged).
+	Owner *Owner `json:"owner,omitempty"`
+	// Times are settimes' new times, Unix ns; a nil one is left alone.
+	Times *Times `json:"times,omitempty"`
+	Kind  Kind   `json:"kind,omitempty"` // mknod: the kind of node
+	Rdev  uint64 `json:"rdev,omitempty"` // mknod: a device's number
+	// Name, Value and XattrFlags are the extended attribute of setxattr
+	// and removexattr.
+	Name       string     `json:"name,omitempty"`
+	Value      []byte     `json:"value,omitempty"`
+	XattrFlags XattrFlags `json:"xattr_flags,omitempty"`
 
 	// IfVersion, when set, makes a write conditional on the file's current
 	// version; 0 means the file must not exist.
@@ -63,6 +90,22 @@ type Event struct {
 	Seq      uint64  `json:"seq,omitempty"`      // snapshotted: the last event the snapshot includes
 	Batch    []Event `json:"batch,omitempty"`    // batch: the events, applied in order
 }
+
+// Times are the new times of a settimes event, in Unix nanoseconds; a nil
+// field is not changed.
+type Times struct {
+	Atime *int64 `json:"atime,omitempty"`
+	Mtime *int64 `json:"mtime,omitempty"`
+	// AtimeNow and MtimeNow set a time to the event's own (UTIME_NOW).
+	AtimeNow bool `json:"atime_now,omitempty"`
+	MtimeNow bool `json:"mtime_now,omitempty"`
+}
+
+// eventFormat is the V the session stamps on new events.
+const eventFormat = 2
+
+// nanos returns the event's time in Unix nanoseconds.
+func (e *Event) nanos() int64 { return e.Time*1e6 + e.Ns }
 
 // Seal records that a copied-up file's content now also lives in a blob.
 type Seal struct {
@@ -91,6 +134,8 @@ func (e *Event) Changes() []Change {
 		return []Change{{Path: Root, Subtree: true}}
 	case OpRename:
 		return []Change{{Path: e.Path, Subtree: true}, {Path: e.To, Subtree: true}}
+	case OpLink:
+		return []Change{{Path: e.Path}, {Path: e.To}}
 	case OpRemove:
 		return []Change{{Path: e.Path, Subtree: e.Recursive}}
 	case OpBatch:

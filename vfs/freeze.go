@@ -159,7 +159,12 @@ func (s *Session) freezeUppers() ([]frozenFile, *Frozen, error) {
 		return nil, nil, closedErr("snapshot")
 	}
 	var files []frozenFile
+	pinned := map[uint64]bool{}
 	for p, n := range s.upperNodesLocked() {
+		if pinned[n.Upper] {
+			continue // another name of a hard-linked file
+		}
+		pinned[n.Upper] = true
 		uf := s.uppers[n.Upper]
 		if _, _, err := s.commitUpperLocked("snapshot", p, n.Ino, uf); err != nil {
 			for _, ff := range files {
@@ -214,7 +219,7 @@ func (s *Session) upperNodesLocked() map[Path]Node {
 			_ = collect(p, n)
 		}
 	}
-	if len(found) != len(s.uppers) {
+	if distinct := countUppers(found); distinct != len(s.uppers) {
 		_ = s.tree.Walk(Root, collect)
 	}
 	return found
@@ -305,7 +310,7 @@ func (s *Session) restore(ctx context.Context, t Tree, id string, initial bool) 
 // number is seq: the session's reference is now the restored snapshot and
 // nothing is dirty relative to it.
 func (s *Session) restoredLocked(t Tree, e *Event, seq uint64) {
-	t = t.withInoFloor(e.Ino)
+	t = t.withInoFloor(e.Ino).WithOwner(s.owner)
 	s.tree, s.seq, s.ref, s.restoreSeq, s.inoFloor = t, seq, e.Snapshot, seq, t.MaxIno()
 	s.treeBytes.Store(t.Bytes())
 	s.restored = append(s.restored, e.Snapshot)
@@ -370,4 +375,14 @@ func sealReporter(ctx context.Context, files []frozenFile) func(size int64) {
 		p.Bytes += size
 		fn(p)
 	}
+}
+
+// countUppers counts the distinct upper files of nodes (hard links share
+// one).
+func countUppers(nodes map[Path]Node) int {
+	seen := make(map[uint64]bool, len(nodes))
+	for _, n := range nodes {
+		seen[n.Upper] = true
+	}
+	return len(seen)
 }

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 )
@@ -39,6 +40,16 @@ type Handle struct {
 // O_RDWR, O_CREATE, O_EXCL, O_TRUNC, O_APPEND). New files get perm (the
 // default file mode when zero). Opening never copies content.
 func (s *Session) OpenFile(ctx context.Context, p Path, flag int, perm fs.FileMode) (*Handle, error) {
+	if perm == 0 {
+		perm = DefaultFileMode
+	}
+	return s.OpenFileWith(ctx, p, flag, CreateOptions{Perm: perm})
+}
+
+// OpenFileWith is OpenFile creating a new file as opts says, with POSIX
+// semantics: the mode is taken as given, 0 included, and the owner is
+// opts.Owner (the session's default owner when nil).
+func (s *Session) OpenFileWith(ctx context.Context, p Path, flag int, opts CreateOptions) (*Handle, error) {
 	const op = "open"
 	write := flag&(os.O_WRONLY|os.O_RDWR) != 0
 	access := AccessRead
@@ -65,12 +76,16 @@ func (s *Session) OpenFile(ctx context.Context, p Path, flag int, perm fs.FileMo
 	case exists && n.IsSymlink():
 		s.mu.Unlock()
 		return nil, newErr(CodeInvalid, op, p, "is a symlink; open its target instead")
+	case exists && n.IsSpecial():
+		s.mu.Unlock()
+		return nil, newErr(CodeInvalid, op, p, fmt.Sprintf("is a %s, which has no content in the session", n.Kind))
 	case !exists && flag&os.O_CREATE == 0:
 		err := missingErr(s.tree, op, p)
 		s.mu.Unlock()
 		return nil, err
 	case !exists:
-		e = &Event{Op: OpWrite, Path: p, Time: s.now(), Blob: EmptyHash, Encoding: EncodingUTF8, Mode: perm, Exclusive: true}
+		e = &Event{Op: OpWrite, Path: p, Time: s.now(), Blob: EmptyHash, Encoding: EncodingUTF8,
+			Mode: opts.Perm & PermBits, ExactMode: true, Owner: s.ownerOr(opts.Owner), Exclusive: true}
 	case flag&os.O_TRUNC != 0 && (n.Size != 0 || n.Upper != 0):
 		e = &Event{Op: OpWrite, Path: p, Time: s.now(), Blob: EmptyHash, Encoding: EncodingUTF8, MustExist: true}
 	}

@@ -37,6 +37,9 @@ type JournalHeader struct {
 	// compacted journal's base is a restored snapshot, and inode numbers
 	// handed out before the restore must never be handed out again.
 	InoFloor uint64 `json:"ino_floor,omitempty"`
+	// Owner is the session's default owner (Options.Owner); journals of
+	// older versions have none and take the options' owner.
+	Owner *Owner `json:"owner,omitempty"`
 }
 
 // Journal is a session's append-only event log. Each record is framed as

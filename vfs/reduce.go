@@ -31,11 +31,76 @@ func Reduce(t Tree, e *Event) (Tree, error) {
 			if n.IsSymlink() {
 				return newErr(CodeInvalid, "", e.Path, "cannot change the mode of a symlink")
 			}
-			n.Mode = e.Mode & fs.ModePerm
+			n.Mode = e.Mode & PermBits
+			if e.V == 0 {
+				n.setMtime(e.nanos()) // format-1 chmod also set the modification time
+			}
 			return nil
 		})
 	case OpSetTimes:
-		return reduceAttr(t, e, nil)
+		return reduceAttr(t, e, func(n *Node) error {
+			switch {
+			case e.Times != nil:
+				switch {
+				case e.Times.AtimeNow:
+					n.Atime = e.nanos()
+				case e.Times.Atime != nil:
+					n.Atime = *e.Times.Atime
+				}
+				switch {
+				case e.Times.MtimeNow:
+					n.setMtime(e.nanos())
+				case e.Times.Mtime != nil:
+					n.setMtime(*e.Times.Mtime)
+				}
+			default:
+				n.setMtime(e.Mtime * 1e6)
+			}
+			return nil
+		})
+	case OpChown:
+		return reduceAttr(t, e, func(n *Node) error {
+			if e.Owner == nil {
+				return newErr(CodeInvalid, "", e.Path, "chown without an owner")
+			}
+			if e.Owner.Uid != NoOwner {
+				n.Uid = e.Owner.Uid
+			}
+			if e.Owner.Gid != NoOwner {
+				n.Gid = e.Owner.Gid
+			}
+			if !n.IsDir() && (e.Owner.Uid != NoOwner || e.Owner.Gid != NoOwner) {
+				// As Linux: a change of owner drops setuid, and setgid when
+				// it marks the file executable by the group.
+				n.Mode &^= fs.ModeSetuid
+				if n.Mode&0o010 != 0 {
+					n.Mode &^= fs.ModeSetgid
+				}
+			}
+			return nil
+		})
+	case OpSetXattr:
+		return reduceAttr(t, e, func(n *Node) error {
+			x, err := n.Xattrs.With(e.Name, e.Value, e.XattrFlags)
+			if err != nil {
+				return xattrErr(err, e.Path)
+			}
+			n.Xattrs = x
+			return nil
+		})
+	case OpRemoveXattr:
+		return reduceAttr(t, e, func(n *Node) error {
+			x, err := n.Xattrs.Without(e.Name)
+			if err != nil {
+				return xattrErr(err, e.Path)
+			}
+			n.Xattrs = x
+			return nil
+		})
+	case OpMknod:
+		return reduceMknod(t, e)
+	case OpLink:
+		return reduceLink(t, e)
 	case OpCopyUp, OpCommit:
 		return reduceUpper(t, e)
 	case OpSeal:
@@ -50,7 +115,7 @@ func Reduce(t Tree, e *Event) (Tree, error) {
 
 // checkParent verifies that p's parent exists and is a directory, creating
 // missing parents when asked.
-func checkParent(t Tree, p Path, create bool, now int64) (Tree, error) {
+func checkParent(t Tree, p Path, create bool, owner *Owner, now int64) (Tree, error) {
 	parent := p.Parent()
 	n, ok := t.Get(parent)
 	if ok {
@@ -65,7 +130,7 @@ func checkParent(t Tree, p Path, create bool, now int64) (Tree, error) {
 		}
 		return t, newErr(CodeNotFound, "", parent, "parent directory does not exist; create it first or pass create_parents")
 	}
-	return mkdirAll(t, parent, DefaultDirMode, now)
+	return mkdirAll(t, parent, DefaultDirMode, owner, now)
 }
 
 // missing explains why p is not in t: an ancestor that is not a directory
@@ -91,40 +156,77 @@ func ancestorNotDir(t Tree, p Path) error {
 	return err
 }
 
-// mkdirAll creates dir and its missing ancestors.
-func mkdirAll(t Tree, dir Path, mode fs.FileMode, now int64) (Tree, error) {
+// mkdirAll creates dir and its missing ancestors (now in Unix ns).
+func mkdirAll(t Tree, dir Path, mode fs.FileMode, owner *Owner, now int64) (Tree, error) {
 	if n, ok := t.Get(dir); ok {
 		if !n.IsDir() {
 			return t, newErr(CodeNotDir, "", dir, "is not a directory")
 		}
 		return t, nil
 	}
-	t, err := mkdirAll(t, dir.Parent(), DefaultDirMode, now)
+	t, err := mkdirAll(t, dir.Parent(), DefaultDirMode, owner, now)
 	if err != nil {
 		return t, err
 	}
-	ino := t.nextIno()
-	t = t.set(dir, Node{Kind: KindDir, Mode: mode, Version: 1, Ino: ino, Created: now, Updated: now})
-	return touchDir(t, dir.Parent(), now), nil
+	return t.create(dir, Node{Kind: KindDir, Mode: mode}, owner, now), nil
 }
 
-// touchDir records that a directory's entries changed.
-func touchDir(t Tree, dir Path, now int64) Tree {
-	n, ok := t.Get(dir)
+// create adds the new node n at p, whose parent is a directory: it gets the
+// next inode, its owner (a setgid parent gives its group, and to a
+// directory its setgid bit, as POSIX), all four times, and the parent
+// records the change.
+func (t Tree) create(p Path, n Node, owner *Owner, now int64) Tree {
+	n.Uid, n.Gid = NoOwner, NoOwner
+	if owner != nil {
+		n.Uid, n.Gid = owner.Uid, owner.Gid
+	}
+	parent, _ := t.m.Get(p.Parent())
+	if parent.Mode&fs.ModeSetgid != 0 {
+		n.Gid = parent.Gid
+		if n.IsDir() {
+			n.Mode |= fs.ModeSetgid
+		}
+	}
+	n.Version, n.Ino = 1, t.nextIno()
+	n.stamp(now)
+	delta := 0
+	if n.IsDir() {
+		n.Nlink, delta = 2, 1
+	}
+	t = t.set(p, n)
+	return touchDir(t, p.Parent(), now, delta)
+}
+
+// touchDir records that a directory's entries changed (at now, Unix ns),
+// its link count changing by nlink (subdirectories come and go).
+func touchDir(t Tree, dir Path, now int64, nlink int) Tree {
+	n, ok := t.m.Get(dir)
 	if !ok {
 		return t
 	}
 	n.Version++
-	n.Updated = now
+	n.modified(now)
+	n.Nlink = uint32(int(n.Nlink) + nlink)
 	return t.set(dir, n)
 }
 
-// modeOr returns m's permission bits, or def when m is zero.
-func modeOr(m, def fs.FileMode) fs.FileMode {
-	if m == 0 {
+// modeOr returns the event's mode bits, or def when they are zero and the
+// event does not ask for them exactly.
+func modeOr(e *Event, def fs.FileMode) fs.FileMode {
+	if e.Mode == 0 && !e.ExactMode {
 		return def
 	}
-	return m & fs.ModePerm
+	return e.Mode & PermBits
+}
+
+// xattrErr places an extended-attribute error at p.
+func xattrErr(err error, p Path) error {
+	if e, ok := err.(*Error); ok {
+		c := *e
+		c.Path = p.String()
+		return &c
+	}
+	return err
 }
 
 func reduceWrite(t Tree, e *Event) (Tree, error) {
@@ -139,6 +241,8 @@ func reduceWrite(t Tree, e *Event) (Tree, error) {
 			return Tree{}, newErr(CodeIsDir, "", p, "is a directory")
 		case old.IsSymlink():
 			return Tree{}, newErr(CodeInvalid, "", p, "is a symlink; write to its target instead")
+		case old.IsSpecial():
+			return Tree{}, newErr(CodeInvalid, "", p, fmt.Sprintf("is a %s, not a regular file; remove it first", old.Kind))
 		case e.Exclusive:
 			return Tree{}, newErr(CodeExists, "", p, "already exists")
 		}
@@ -147,11 +251,11 @@ func reduceWrite(t Tree, e *Event) (Tree, error) {
 		}
 		n := old
 		n.Blob, n.Upper, n.Size, n.Encoding = e.Blob, 0, e.Size, e.Encoding
-		if e.Mode != 0 {
-			n.Mode = e.Mode & fs.ModePerm
+		if e.Mode != 0 && !e.ExactMode {
+			n.Mode = e.Mode & PermBits
 		}
 		n.Version++
-		n.Updated = e.Time
+		n.modified(e.nanos())
 		return t.set(p, n), nil
 	}
 	if e.MustExist {
@@ -160,16 +264,12 @@ func reduceWrite(t Tree, e *Event) (Tree, error) {
 	if e.IfVersion != nil && *e.IfVersion != 0 {
 		return Tree{}, newErr(CodeConflict, "", p, fmt.Sprintf("does not exist, but version %d was expected", *e.IfVersion))
 	}
-	t, err := checkParent(t, p, e.Parents, e.Time)
+	t, err := checkParent(t, p, e.Parents, e.Owner, e.nanos())
 	if err != nil {
 		return Tree{}, err
 	}
-	ino := t.nextIno()
-	t = t.set(p, Node{
-		Kind: KindFile, Mode: modeOr(e.Mode, DefaultFileMode), Size: e.Size, Version: 1, Ino: ino,
-		Created: e.Time, Updated: e.Time, Blob: e.Blob, Encoding: e.Encoding,
-	})
-	return touchDir(t, p.Parent(), e.Time), nil
+	n := Node{Kind: KindFile, Mode: modeOr(e, DefaultFileMode), Size: e.Size, Blob: e.Blob, Encoding: e.Encoding}
+	return t.create(p, n, e.Owner, e.nanos()), nil
 }
 
 func reduceMkdir(t Tree, e *Event) (Tree, error) {
@@ -180,13 +280,11 @@ func reduceMkdir(t Tree, e *Event) (Tree, error) {
 		}
 		return Tree{}, newErr(CodeExists, "", p, "already exists")
 	}
-	t, err := checkParent(t, p, e.Parents, e.Time)
+	t, err := checkParent(t, p, e.Parents, e.Owner, e.nanos())
 	if err != nil {
 		return Tree{}, err
 	}
-	ino := t.nextIno()
-	t = t.set(p, Node{Kind: KindDir, Mode: modeOr(e.Mode, DefaultDirMode), Version: 1, Ino: ino, Created: e.Time, Updated: e.Time})
-	return touchDir(t, p.Parent(), e.Time), nil
+	return t.create(p, Node{Kind: KindDir, Mode: modeOr(e, DefaultDirMode)}, e.Owner, e.nanos()), nil
 }
 
 func reduceSymlink(t Tree, e *Event) (Tree, error) {
@@ -197,16 +295,60 @@ func reduceSymlink(t Tree, e *Event) (Tree, error) {
 	if e.Target == "" {
 		return Tree{}, newErr(CodeInvalid, "", p, "symlink target is empty")
 	}
-	t, err := checkParent(t, p, e.Parents, e.Time)
+	t, err := checkParent(t, p, e.Parents, e.Owner, e.nanos())
 	if err != nil {
 		return Tree{}, err
 	}
-	ino := t.nextIno()
-	t = t.set(p, Node{
-		Kind: KindSymlink, Mode: SymlinkMode, Size: int64(len(e.Target)), Version: 1, Ino: ino,
-		Created: e.Time, Updated: e.Time, Target: e.Target,
-	})
-	return touchDir(t, p.Parent(), e.Time), nil
+	n := Node{Kind: KindSymlink, Mode: SymlinkMode, Size: int64(len(e.Target)), Target: e.Target}
+	return t.create(p, n, e.Owner, e.nanos()), nil
+}
+
+func reduceMknod(t Tree, e *Event) (Tree, error) {
+	p := e.Path
+	if !e.Kind.IsSpecial() {
+		return Tree{}, newErr(CodeInvalid, "", p, fmt.Sprintf("mknod makes fifos, sockets and devices, not a %s", e.Kind))
+	}
+	if _, ok := t.Get(p); ok {
+		return Tree{}, newErr(CodeExists, "", p, "already exists")
+	}
+	t, err := checkParent(t, p, e.Parents, e.Owner, e.nanos())
+	if err != nil {
+		return Tree{}, err
+	}
+	n := Node{Kind: e.Kind, Mode: e.Mode & PermBits}
+	if e.Kind == KindCharDev || e.Kind == KindBlockDev {
+		n.Rdev = e.Rdev
+	}
+	return t.create(p, n, e.Owner, e.nanos()), nil
+}
+
+// MaxLinks bounds the names of one node (EMLINK beyond), as ext4 does.
+const MaxLinks = 65000
+
+// reduceLink gives the node at e.Path the new name e.To.
+func reduceLink(t Tree, e *Event) (Tree, error) {
+	from, to := e.Path, e.To
+	n, ok := t.Get(from)
+	switch {
+	case !ok:
+		return Tree{}, missing(t, from)
+	case n.IsDir():
+		return Tree{}, newErr(CodePermission, "", from, "is a directory; directories cannot be hard-linked")
+	case n.Nlink >= MaxLinks:
+		return Tree{}, newErr(CodeTooLarge, "", from, fmt.Sprintf("already has %d names, the most a file can have", MaxLinks))
+	}
+	if _, ok := t.Get(to); ok {
+		return Tree{}, newErr(CodeExists, "", to, "already exists")
+	}
+	t, err := checkParent(t, to, e.Parents, e.Owner, e.nanos())
+	if err != nil {
+		return Tree{}, err
+	}
+	t = t.link(from, to)
+	n, _ = t.Get(from)
+	n.Ctime = e.nanos()
+	t = t.set(from, n)
+	return touchDir(t, to.Parent(), e.nanos(), 0), nil
 }
 
 func reduceRemove(t Tree, e *Event) (Tree, error) {
@@ -226,22 +368,39 @@ func reduceRemove(t Tree, e *Event) (Tree, error) {
 	case n.IsDir() && !e.Recursive && t.HasChildren(p):
 		return Tree{}, newErr(CodeNotEmpty, "", p, "is a directory that is not empty; remove it recursively")
 	}
+	names := t.LinkNames(n.Ino)
 	t = deleteSubtree(t, p)
-	return touchDir(t, p.Parent(), e.Time), nil
+	t = unlinked(t, n, names, e.nanos())
+	delta := 0
+	if n.IsDir() {
+		delta = -1
+	}
+	return touchDir(t, p.Parent(), e.nanos(), delta), nil
 }
 
-// subtree returns p's node and its descendants in path order.
-func subtree(t Tree, p Path) (paths []Path, nodes []Node) {
-	_ = t.Walk(p, func(q Path, n Node) error {
-		paths = append(paths, q)
-		nodes = append(nodes, n)
-		return nil
-	})
-	return paths, nodes
+// unlinked records that n, whose names were names, lost one at now: if it
+// still has one, its change time moves.
+func unlinked(t Tree, n Node, names []Path, now int64) Tree {
+	for _, q := range names {
+		if m, ok := t.Get(q); ok && m.Ino == n.Ino {
+			return setCtime(t, q, now)
+		}
+	}
+	return t
+}
+
+// setCtime sets the change time of the node at p.
+func setCtime(t Tree, p Path, now int64) Tree {
+	n, ok := t.Get(p)
+	if !ok {
+		return t
+	}
+	n.Ctime = now
+	return t.set(p, n)
 }
 
 func deleteSubtree(t Tree, p Path) Tree {
-	paths, _ := subtree(t, p)
+	paths, _ := t.rawSubtree(p)
 	for _, q := range paths {
 		t = t.delete(q)
 	}
@@ -273,7 +432,11 @@ func reduceRename(t Tree, e *Event) (Tree, error) {
 	if from == to {
 		return t, nil
 	}
-	if dst, exists := t.Get(to); exists {
+	dst, exists := t.Get(to)
+	if exists && !src.IsDir() && dst.Ino == src.Ino {
+		return t, nil // two names of one node: rename(2) does nothing
+	}
+	if exists {
 		switch {
 		case e.NoReplace:
 			return Tree{}, newErr(CodeExists, "", to, "already exists")
@@ -284,14 +447,21 @@ func reduceRename(t Tree, e *Event) (Tree, error) {
 		case dst.IsDir() && t.HasChildren(to):
 			return Tree{}, newErr(CodeNotEmpty, "", to, "is a directory that is not empty")
 		}
+		names := t.LinkNames(dst.Ino)
 		t = t.delete(to)
+		t = unlinked(t, dst, names, e.nanos())
+		if dst.IsDir() {
+			parent, _ := t.m.Get(to.Parent())
+			parent.Nlink--
+			t = t.set(to.Parent(), parent)
+		}
 	} else {
-		t, err = checkParent(t, to, e.Parents, e.Time)
+		t, err = checkParent(t, to, e.Parents, nil, e.nanos())
 		if err != nil {
 			return Tree{}, err
 		}
 	}
-	return moveSubtrees(t, e.Time, move{from, to}), nil
+	return moveSubtrees(t, e.nanos(), move{from, to}), nil
 }
 
 // move is one subtree to move: from its root to its new root.
@@ -300,29 +470,39 @@ type move struct{ from, to Path }
 // moveSubtrees moves whole subtrees at once — all are lifted out before any
 // is put down, so two can swap places — and records the change in the
 // parent directories.
+//
+// Each moved node's change time moves, and directories moving between
+// parents move their parents' link counts.
 func moveSubtrees(t Tree, now int64, moves ...move) Tree {
-	type lifted struct {
-		paths []Path
-		nodes []Node
-	}
-	all := make([]lifted, len(moves))
+	var from, to []Path
+	var raws []Node
+	dirs := make([]bool, len(moves))
 	for i, m := range moves {
-		all[i].paths, all[i].nodes = subtree(t, m.from)
-		for _, q := range all[i].paths {
-			t = t.delete(q)
+		paths, nodes := t.rawSubtree(m.from)
+		dirs[i] = nodes[0].IsDir()
+		for j, q := range paths {
+			from = append(from, q)
+			to = append(to, q.Rebase(m.from, m.to))
+			raws = append(raws, nodes[j])
 		}
 	}
-	touched := map[Path]bool{}
+	t = t.moveRaw(from, to, raws)
+	nlink := map[Path]int{}
+	var order []Path
 	for i, m := range moves {
-		for j, q := range all[i].paths {
-			t = t.set(q.Rebase(m.from, m.to), all[i].nodes[j])
-		}
-		for _, dir := range []Path{m.from.Parent(), m.to.Parent()} {
-			if !touched[dir] {
-				touched[dir] = true
-				t = touchDir(t, dir, now)
+		t = setCtime(t, m.to, now)
+		for k, dir := range []Path{m.from.Parent(), m.to.Parent()} {
+			if _, seen := nlink[dir]; !seen {
+				nlink[dir] = 0
+				order = append(order, dir)
+			}
+			if dirs[i] {
+				nlink[dir] += []int{-1, 1}[k]
 			}
 		}
+	}
+	for _, dir := range order {
+		t = touchDir(t, dir, now, nlink[dir])
 	}
 	return t
 }
@@ -338,26 +518,21 @@ func reduceExchange(t Tree, e *Event) (Tree, error) {
 	if a == b {
 		return t, nil
 	}
-	return moveSubtrees(t, e.Time, move{a, b}, move{b, a}), nil
+	return moveSubtrees(t, e.nanos(), move{a, b}, move{b, a}), nil
 }
 
-// reduceAttr applies a metadata change: set, if not nil, edits the node; the
-// version is bumped and the modification time set (to e.Mtime for settimes).
+// reduceAttr applies a metadata change: set edits the node; the version is
+// bumped and the change time set to the event's time (never a caller's).
 func reduceAttr(t Tree, e *Event, set func(*Node) error) (Tree, error) {
 	n, ok := t.Get(e.Path)
 	if !ok {
 		return Tree{}, missing(t, e.Path)
 	}
-	if set != nil {
-		if err := set(&n); err != nil {
-			return Tree{}, err
-		}
+	if err := set(&n); err != nil {
+		return Tree{}, err
 	}
 	n.Version++
-	n.Updated = e.Time
-	if e.Op == OpSetTimes {
-		n.Updated = e.Mtime
-	}
+	n.Ctime = e.nanos()
 	return t.set(e.Path, n), nil
 }
 
@@ -380,7 +555,7 @@ func reduceUpper(t Tree, e *Event) (Tree, error) {
 		n.Size = e.Size
 		n.Encoding = EncodingUnknown
 		n.Version++
-		n.Updated = e.Time
+		n.modified(e.nanos())
 	}
 	return t.set(e.Path, n), nil
 }

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"io/fs"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -256,11 +257,17 @@ func TestTreeChildrenAndWalk(t *testing.T) {
 }
 
 func TestCodecRoundTrip(t *testing.T) {
+	xa, err := XattrsOf(map[string][]byte{"user.a": []byte("1"), "security.selinux": nil})
+	require.NoError(t, err)
 	nodes := []Node{
-		{Kind: KindFile, Mode: 0o644, Size: 12, Version: 3, Ino: 9, Created: 1, Updated: -2, Blob: blob("x"), Encoding: EncodingUTF8},
-		{Kind: KindDir, Mode: 0o755, Version: 1, Ino: 1},
-		{Kind: KindSymlink, Mode: 0o777, Size: 4, Target: "../x", Ino: 3},
-		{Kind: KindFile, Upper: 77, Size: 1 << 40, Encoding: EncodingBinary},
+		{Kind: KindFile, Mode: 0o644 | fs.ModeSetuid | fs.ModeSticky, Uid: 1000, Gid: 100, Nlink: 3, Size: 12, Version: 3, Ino: 9,
+			Btime: 1_000_001, Mtime: -2_000_000, Ctime: 5, Atime: 7, Created: 1, Updated: -2, Blob: blob("x"), Encoding: EncodingUTF8, Xattrs: xa},
+		{Kind: KindDir, Mode: 0o755 | fs.ModeSetgid, Version: 1, Ino: 1, Uid: NoOwner, Gid: NoOwner},
+		{Kind: KindSymlink, Mode: 0o777, Nlink: 1, Size: 4, Target: "../x", Ino: 3},
+		{Kind: KindFile, Nlink: 1, Upper: 77, Size: 1 << 40, Encoding: EncodingBinary},
+		{Kind: KindCharDev, Nlink: 1, Mode: 0o600, Rdev: 0x0103},
+		{Kind: KindFifo, Nlink: 2, Mode: 0},
+		{Kind: KindSocket, Nlink: 1, Mode: 0o777},
 	}
 	var b []byte
 	for i, n := range nodes {
@@ -274,6 +281,25 @@ func TestCodecRoundTrip(t *testing.T) {
 		b = rest
 	}
 	require.Empty(t, b)
-	_, _, _, err := DecodeNode([]byte{5, 'a'})
+	_, _, _, err = DecodeNode([]byte{5, 'a'})
+	require.ErrorIs(t, err, ErrBadEncoding)
+}
+
+// TestCodecV1 reads nodes of stores written before owners, links and
+// nanosecond times: owner not recorded, times from Created and Updated.
+func TestCodecV1(t *testing.T) {
+	old := Node{Kind: KindFile, Mode: 0o640, Size: 12, Version: 3, Ino: 9, Created: 1, Updated: 2, Blob: blob("x"), Encoding: EncodingUTF8}
+	b := appendNodeV1(nil, "a", old)
+	name, got, rest, err := DecodeNodeV1(b)
+	require.NoError(t, err)
+	require.Empty(t, rest)
+	require.Equal(t, "a", name)
+	want := old
+	want.Uid, want.Gid, want.Nlink = NoOwner, NoOwner, 1
+	want.Btime, want.Mtime, want.Ctime, want.Atime = 1e6, 2e6, 2e6, 2e6
+	require.Equal(t, want, got)
+	require.Equal(t, b, appendNodeV1(nil, name, got), "format 1 round-trips")
+	// Format 1 never had special kinds or bits.
+	_, _, _, err = DecodeNodeV1(appendNodeV1(nil, "f", Node{Kind: KindFifo}))
 	require.ErrorIs(t, err, ErrBadEncoding)
 }

@@ -54,6 +54,12 @@ type Options struct {
 	FlushInterval time.Duration
 	// Quota bounds what the session may hold; zero fields are unbounded.
 	Quota Quota
+	// Owner is the session's default owner: new nodes created without an
+	// explicit owner get it, and nodes whose owner was never recorded (old
+	// stores) report it. The process's effective user and group when nil.
+	// A session keeps the owner it was created with (its journal records
+	// it).
+	Owner *Owner
 }
 
 // Session is one agent workspace: a Tree over a base snapshot, an upper
@@ -62,6 +68,7 @@ type Options struct {
 type Session struct {
 	opts     Options
 	upperDir string
+	owner    Owner // the default owner
 
 	freezeMu sync.Mutex
 
@@ -163,7 +170,12 @@ func (o *Options) check() error {
 }
 
 func newSession(opts Options) *Session {
+	owner := Owner{Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}
+	if opts.Owner != nil {
+		owner = *opts.Owner
+	}
 	return &Session{
+		owner:    owner,
 		opts:     opts,
 		upperDir: filepath.Join(opts.Dir, upperName),
 		dirty:    make(map[Path]dirtyMark),
@@ -220,7 +232,7 @@ func Create(ctx context.Context, opts Options, base Tree, baseID string) (*Sessi
 		}
 	}
 	s := newSession(opts)
-	s.header = JournalHeader{Session: opts.ID, Base: baseID, Initial: baseID, Created: millis(opts.Clock())}
+	s.header = JournalHeader{Session: opts.ID, Base: baseID, Initial: baseID, Created: millis(opts.Clock()), Owner: &s.owner}
 	j, err := startJournal(filepath.Join(opts.Dir, journalName), s.header)
 	if err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
@@ -228,7 +240,7 @@ func Create(ctx context.Context, opts Options, base Tree, baseID string) (*Sessi
 	if baseID == "" {
 		base = EmptyTree(s.header.Created)
 	}
-	s.journal, s.tree, s.ref = j, base, baseID
+	s.journal, s.tree, s.ref = j, base.WithOwner(s.owner), baseID
 	s.treeBytes.Store(base.Bytes())
 	go j.flushEvery(opts.FlushInterval)
 	return s, nil
@@ -277,6 +289,9 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	s := newSession(opts)
 	path := filepath.Join(opts.Dir, journalName)
 	loadBase := func(h JournalHeader) error {
+		if h.Owner != nil {
+			s.owner = *h.Owner
+		}
 		base, err := s.loadTree(ctx, h.Base, h.Created)
 		if err != nil {
 			return fmt.Errorf("load base %q: %w", h.Base, err)
@@ -299,12 +314,13 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 			restored, tail = e.Snapshot, tail[:0]
 			return nil
 		}
-		t, err := Reduce(s.tree, e)
+		old := s.tree
+		t, err := Reduce(old, e)
 		if err != nil {
 			return err
 		}
 		s.tree, s.seq = t, seq
-		s.markDirty(e, seq)
+		s.markDirty(old, e, seq)
 		if e.Upper > s.upperSeq.Load() {
 			s.upperSeq.Store(e.Upper)
 		}
@@ -355,12 +371,29 @@ func (s *Session) compact(restored string, tail []*Event) error {
 
 func (s *Session) loadTree(ctx context.Context, id string, created int64) (Tree, error) {
 	if id == "" {
-		return EmptyTree(created), nil
+		return EmptyTree(created).WithOwner(s.owner), nil
 	}
 	if s.opts.LoadTree == nil {
 		return Tree{}, errors.New("no LoadTree in session options")
 	}
-	return s.opts.LoadTree(ctx, id)
+	t, err := s.opts.LoadTree(ctx, id)
+	if err != nil {
+		return Tree{}, err
+	}
+	return t.WithOwner(s.owner), nil
+}
+
+// DefaultOwner returns the session's default owner (see Options.Owner).
+func (s *Session) DefaultOwner() Owner { return s.owner }
+
+// ownerOr returns o, or the session's default owner when o is nil.
+func (s *Session) ownerOr(o *Owner) *Owner {
+	if o != nil {
+		c := *o
+		return &c
+	}
+	c := s.owner
+	return &c
 }
 
 // ID returns the session's ID.
@@ -495,6 +528,7 @@ func (s *Session) applyLocked(op string, e *Event) (uint64, error) {
 		return 0, closedErr(op)
 	}
 	old := s.tree
+	s.stamp(e)
 	t, err := Reduce(old, e)
 	if err != nil {
 		return 0, withOp(err, op)
@@ -508,13 +542,32 @@ func (s *Session) applyLocked(op string, e *Event) (uint64, error) {
 	}
 	s.tree, s.seq = t, seq
 	s.treeBytes.Store(t.Bytes())
-	s.markDirty(e, seq)
-	s.settleLocked(old, e)
+	s.markDirty(old, e, seq)
+	s.settleLocked(old, t, e)
 	return seq, nil
 }
 
-// markDirty records what e changed, for the next snapshot.
-func (s *Session) markDirty(e *Event, seq uint64) {
+// stamp gives a new event the current format and time, to the nanosecond.
+func (s *Session) stamp(e *Event) {
+	if e.V != 0 {
+		return
+	}
+	now := s.opts.Clock()
+	e.V, e.Time = eventFormat, now.UnixMilli()
+	e.Ns = now.UnixNano() - e.Time*1e6
+	for i := range e.Batch {
+		b := &e.Batch[i]
+		b.V, b.Time, b.Ns = e.V, e.Time, e.Ns
+	}
+}
+
+// markDirty records what e, which took the tree from old to s.tree,
+// changed, for the next snapshot.
+func (s *Session) markDirty(old Tree, e *Event, seq uint64) {
+	for _, c := range linkChanges(old, s.tree, e) {
+		m := s.dirty[c.Path]
+		s.dirty[c.Path] = dirtyMark{seq: seq, subtree: m.subtree}
+	}
 	if e.Op == OpSnapshotted {
 		for p, m := range s.dirty {
 			if m.seq <= e.Seq {
@@ -583,4 +636,38 @@ func (s *Session) mutate(ctx context.Context, op string, build func(t Tree) (*Ev
 		return nil, Tree{}, err
 	}
 	return e, t, s.commit(ctx, seq, e)
+}
+
+// linkChanges lists the other names of hard-linked nodes e changed, which
+// changed with them, e.g. a write through one name changes every name's
+// content, and an unlink every other name's link count. It costs nothing
+// unless e touched a hard-linked node.
+func linkChanges(old, t Tree, e *Event) []Change {
+	if old.links == t.links {
+		return nil
+	}
+	var out []Change
+	seen := map[uint64]bool{}
+	add := func(n Node) {
+		if n.IsDir() || n.Nlink < 2 || seen[n.Ino] {
+			return
+		}
+		seen[n.Ino] = true
+		for _, q := range old.LinkNames(n.Ino) {
+			out = append(out, Change{Path: q})
+		}
+		for _, q := range t.LinkNames(n.Ino) {
+			out = append(out, Change{Path: q})
+		}
+	}
+	for _, c := range e.Changes() {
+		for _, tr := range []Tree{old, t} {
+			if c.Subtree {
+				_ = tr.Walk(c.Path, func(_ Path, n Node) error { add(n); return nil })
+			} else if n, ok := tr.Get(c.Path); ok {
+				add(n)
+			}
+		}
+	}
+	return out
 }

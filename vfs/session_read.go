@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 )
@@ -130,6 +131,8 @@ func (s *Session) Open(ctx context.Context, p Path) (*Reader, error) {
 		return nil, newErr(CodeIsDir, op, p, "is a directory")
 	case n.IsSymlink():
 		return nil, newErr(CodeInvalid, op, p, "is a symlink; read its target instead")
+	case n.IsSpecial():
+		return nil, newErr(CodeInvalid, op, p, fmt.Sprintf("is a %s, which has no content to read", n.Kind))
 	}
 	b, err := s.openSourceLocked(ctx, s.nodeSourceLocked(n))
 	if err != nil {

@@ -32,6 +32,8 @@ type WriteOptions struct {
 	ExpectedVersion *uint64
 	// Perm is the mode of a new file; DefaultFileMode when zero.
 	Perm fs.FileMode
+	// Owner owns a new file; the session's default owner when nil.
+	Owner *Owner
 }
 
 // WriteResult reports a WriteFile.
@@ -67,7 +69,7 @@ func (s *Session) WriteFile(ctx context.Context, p Path, content io.Reader, opts
 	_, t, err := s.mutate(ctx, op, func(Tree) (*Event, error) {
 		return &Event{
 			Op: OpWrite, Path: p, Time: s.now(), Blob: h, Size: size, Encoding: enc, Mode: opts.Perm,
-			Parents: opts.CreateParents, Exclusive: opts.Mode == WriteCreateNew,
+			Owner: s.ownerOr(opts.Owner), Parents: opts.CreateParents, Exclusive: opts.Mode == WriteCreateNew,
 			MustExist: opts.Mode == WriteOverwrite, IfVersion: opts.ExpectedVersion,
 		}, nil
 	})
@@ -139,7 +141,7 @@ func (s *Session) appendFile(ctx context.Context, p Path, content io.Reader, opt
 		}
 		_, t, err := s.mutate(ctx, op, func(Tree) (*Event, error) {
 			return &Event{Op: OpWrite, Path: p, Time: s.now(), Blob: h, Size: size, Encoding: enc,
-				Mode: opts.Perm, Parents: opts.CreateParents, IfVersion: &version}, nil
+				Mode: opts.Perm, Owner: s.ownerOr(opts.Owner), Parents: opts.CreateParents, IfVersion: &version}, nil
 		})
 		unpin()
 		if CodeOf(err) == CodeConflict && opts.ExpectedVersion == nil {
@@ -166,8 +168,12 @@ func (s *Session) putContent(ctx context.Context, content io.Reader) (Hash, int6
 
 // MkdirOptions tune Mkdir.
 type MkdirOptions struct {
-	Perm    fs.FileMode // DefaultDirMode when zero
+	Perm    fs.FileMode // DefaultDirMode when zero, unless ExactPerm
 	Parents bool        // create missing parents; an existing directory is fine
+	// ExactPerm takes Perm as given, 0 included, as mkdir(2) does.
+	ExactPerm bool
+	// Owner owns the new directories; the session's default owner when nil.
+	Owner *Owner
 }
 
 // Mkdir creates the directory p.
@@ -180,7 +186,8 @@ func (s *Session) Mkdir(ctx context.Context, p Path, opts MkdirOptions) (Node, e
 		if n, ok := t.Get(p); ok && n.IsDir() && opts.Parents {
 			return nil, nil // already there: nothing to journal
 		}
-		return &Event{Op: OpMkdir, Path: p, Time: s.now(), Mode: opts.Perm, Parents: opts.Parents}, nil
+		return &Event{Op: OpMkdir, Path: p, Time: s.now(), Mode: opts.Perm, ExactMode: opts.ExactPerm,
+			Owner: s.ownerOr(opts.Owner), Parents: opts.Parents}, nil
 	})
 	if err != nil {
 		return Node{}, err
@@ -238,6 +245,12 @@ func (s *Session) Rename(ctx context.Context, from, to Path, opts RenameOptions)
 // Symlink creates a symbolic link at p pointing to target. The target is
 // stored as given; the session never follows it on its own.
 func (s *Session) Symlink(ctx context.Context, target string, p Path) (Node, error) {
+	return s.SymlinkAs(ctx, target, p, nil)
+}
+
+// SymlinkAs is Symlink with the link's owner (the session's default owner
+// when nil).
+func (s *Session) SymlinkAs(ctx context.Context, target string, p Path, owner *Owner) (Node, error) {
 	const op = "symlink"
 	if err := s.check(op, AccessWrite, p); err != nil {
 		return Node{}, err
@@ -252,26 +265,160 @@ func (s *Session) Symlink(ctx context.Context, target string, p Path) (Node, err
 	case !utf8.ValidString(target):
 		return Node{}, newErr(CodeInvalid, op, p, "symlink target is not valid UTF-8")
 	}
-	return s.mutateNode(ctx, op, p, &Event{Op: OpSymlink, Path: p, Target: target})
+	return s.mutateNode(ctx, op, p, &Event{Op: OpSymlink, Path: p, Target: target, Owner: s.ownerOr(owner)})
 }
 
-// Chmod sets the permission bits of the node at p.
+// Chmod sets the mode bits of the node at p: the permission bits and
+// setuid, setgid and sticky (fs.ModeSetuid, fs.ModeSetgid, fs.ModeSticky;
+// see ModeFromUnix); other bits are ignored. The change time moves; the
+// modification time does not.
 func (s *Session) Chmod(ctx context.Context, p Path, mode fs.FileMode) (Node, error) {
 	const op = "chmod"
 	if err := s.check(op, AccessWrite, p); err != nil {
 		return Node{}, err
 	}
-	return s.mutateNode(ctx, op, p, &Event{Op: OpChmod, Path: p, Mode: mode & fs.ModePerm})
+	return s.mutateNode(ctx, op, p, &Event{Op: OpChmod, Path: p, Mode: mode & PermBits})
 }
 
-// SetTimes sets the modification time of the node at p (millisecond
-// precision).
+// Chown sets the owner and group of the node at p (a symlink itself, as
+// lchown(2)); NoOwner leaves one unchanged. The change time moves even when
+// nothing else does. As on Linux, a change of a non-directory's owner
+// drops its setuid bit, and its setgid bit when it is group-executable.
+// Whether the caller may do this is the caller's business (the mount
+// checks, the engine does not).
+func (s *Session) Chown(ctx context.Context, p Path, uid, gid uint32) (Node, error) {
+	const op = "chown"
+	if err := s.check(op, AccessWrite, p); err != nil {
+		return Node{}, err
+	}
+	return s.mutateNode(ctx, op, p, &Event{Op: OpChown, Path: p, Owner: &Owner{Uid: uid, Gid: gid}})
+}
+
+// SetTimes sets the modification time of the node at p (to the
+// nanosecond); the change time moves to now.
 func (s *Session) SetTimes(ctx context.Context, p Path, mtime time.Time) (Node, error) {
+	return s.Utimens(ctx, p, UtimeOmit, At(mtime))
+}
+
+// TimeSpec is one time for Utimens: left alone (UtimeOmit, the zero
+// value), set to the current time (UtimeNow), or set to a given time (At).
+type TimeSpec struct {
+	set, now bool
+	t        time.Time
+}
+
+// Time specs for Utimens.
+var (
+	UtimeOmit = TimeSpec{}
+	UtimeNow  = TimeSpec{set: true, now: true}
+)
+
+// At is a TimeSpec setting t.
+func At(t time.Time) TimeSpec { return TimeSpec{set: true, t: t} }
+
+// Utimens sets the access and modification times of the node at p, as
+// utimensat(2): each is left alone (UtimeOmit), set to now (UtimeNow) or
+// set to a given time, to the nanosecond. The change time moves to now
+// unless both are omitted, in which case nothing changes.
+func (s *Session) Utimens(ctx context.Context, p Path, atime, mtime TimeSpec) (Node, error) {
 	const op = "settimes"
 	if err := s.check(op, AccessWrite, p); err != nil {
 		return Node{}, err
 	}
-	return s.mutateNode(ctx, op, p, &Event{Op: OpSetTimes, Path: p, Mtime: millis(mtime)})
+	if !atime.set && !mtime.set {
+		return s.Stat(ctx, p)
+	}
+	resolve := func(ts TimeSpec) *int64 {
+		if !ts.set || ts.now {
+			return nil
+		}
+		v := ts.t.UnixNano()
+		return &v
+	}
+	return s.mutateNode(ctx, op, p, &Event{Op: OpSetTimes, Path: p, Times: &Times{
+		Atime: resolve(atime), Mtime: resolve(mtime), AtimeNow: atime.now, MtimeNow: mtime.now}})
+}
+
+// CreateOptions describe a node to create with POSIX semantics: Perm is
+// taken as given (0 is 0; PermBits count), and Owner owns it (the session's
+// default owner when nil). A setgid parent directory gives its group.
+type CreateOptions struct {
+	Perm  fs.FileMode
+	Owner *Owner
+}
+
+// Mknod creates a fifo, socket, or character or block device (rdev names
+// the device) at p. The parent must exist.
+func (s *Session) Mknod(ctx context.Context, p Path, kind Kind, opts CreateOptions, rdev uint64) (Node, error) {
+	const op = "mknod"
+	if err := s.check(op, AccessWrite, p); err != nil {
+		return Node{}, err
+	}
+	return s.mutateNode(ctx, op, p, &Event{Op: OpMknod, Path: p, Kind: kind, Rdev: rdev,
+		Mode: opts.Perm & PermBits, ExactMode: true, Owner: s.ownerOr(opts.Owner)})
+}
+
+// Link gives the node at existing the new name p, as link(2): both names
+// share one node from then on (content, mode, owner, times, extended
+// attributes), whichever name a change goes through. Directories cannot be
+// linked (not_permitted); p must not exist (already_exists). It returns
+// the node, whose Nlink has grown.
+func (s *Session) Link(ctx context.Context, existing, p Path) (Node, error) {
+	const op = "link"
+	for _, q := range []Path{existing, p} {
+		if err := s.check(op, AccessWrite, q); err != nil {
+			return Node{}, err
+		}
+	}
+	return s.mutateNode(ctx, op, p, &Event{Op: OpLink, Path: existing, To: p})
+}
+
+// SetXattr sets the extended attribute name of the node at p to value,
+// as setxattr(2): XattrCreate fails with already_exists if it is set,
+// XattrReplace with no_data if it is not. Values above 64 KiB, names above
+// 255 bytes (too_large) and more than 256 KiB per node (no_space) are
+// refused. The change time moves.
+func (s *Session) SetXattr(ctx context.Context, p Path, name string, value []byte, flags XattrFlags) (Node, error) {
+	const op = "setxattr"
+	if err := s.check(op, AccessWrite, p); err != nil {
+		return Node{}, err
+	}
+	v := append([]byte{}, value...)
+	return s.mutateNode(ctx, op, p, &Event{Op: OpSetXattr, Path: p, Name: name, Value: v, XattrFlags: flags})
+}
+
+// RemoveXattr removes the extended attribute name of the node at p; no_data
+// if it is not set. The change time moves.
+func (s *Session) RemoveXattr(ctx context.Context, p Path, name string) (Node, error) {
+	const op = "removexattr"
+	if err := s.check(op, AccessWrite, p); err != nil {
+		return Node{}, err
+	}
+	return s.mutateNode(ctx, op, p, &Event{Op: OpRemoveXattr, Path: p, Name: name})
+}
+
+// GetXattr returns the value of the extended attribute name of the node at
+// p; no_data if it is not set.
+func (s *Session) GetXattr(ctx context.Context, p Path, name string) ([]byte, error) {
+	n, err := s.Stat(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := n.Xattrs.Get(name)
+	if !ok {
+		return nil, newErr(CodeNoData, "getxattr", p, "no extended attribute "+name)
+	}
+	return v, nil
+}
+
+// ListXattr returns the names of the extended attributes of the node at p,
+// sorted.
+func (s *Session) ListXattr(ctx context.Context, p Path) ([]string, error) {
+	n, err := s.Stat(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return n.Xattrs.Names(), nil
 }
 
 // mutateNode applies e, stamped with the current time, and returns the

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"io/fs"
+	"slices"
 
 	"github.com/benbjohnson/immutable"
 )
@@ -24,12 +25,25 @@ func subtreeEnd(p Path) Path { return p + "\x01" }
 // A Tree always holds the root directory and, for every other node, its
 // parent directory. It also carries running totals (files, bytes) and the
 // highest inode number handed out, so that new inodes are deterministic.
+//
+// Hard links: a node several paths name lives once, in a second persistent
+// map from inode number to the node and its names; each of its paths holds
+// a stub pointing there (see the package documentation).
 type Tree struct {
-	m *immutable.SortedMap[Path, Node]
+	m     *immutable.SortedMap[Path, Node]
+	links *immutable.Map[uint64, inode] // hard-linked nodes; nil when none
+	owner *Owner                        // reported for nodes whose owner is NoOwner
 	totals
 }
 
-// totals are a tree's running counts, kept as nodes come and go.
+// inode is a hard-linked node and its names, sorted.
+type inode struct {
+	n     Node
+	names []Path
+}
+
+// totals are a tree's running counts, kept as nodes come and go. A
+// hard-linked file counts once.
 type totals struct {
 	maxIno uint64 // highest inode handed out
 	files  int64  // regular files
@@ -55,15 +69,72 @@ func (c *totals) remove(old Node, hadOld bool) {
 }
 
 // EmptyTree returns a tree holding only the root directory, created at the
-// given Unix millisecond time.
+// given Unix millisecond time, its owner not recorded (see WithOwner).
 func EmptyTree(now int64) Tree {
-	root := Node{Kind: KindDir, Mode: DefaultDirMode, Version: 1, Ino: 1, Created: now, Updated: now}
+	root := Node{Kind: KindDir, Mode: DefaultDirMode, Uid: NoOwner, Gid: NoOwner, Nlink: 2, Version: 1, Ino: 1}
+	root.stamp(now * 1e6)
 	m := immutable.NewSortedMap[Path, Node](pathComparer{})
 	return Tree{m: m.Set(Root, root), totals: totals{maxIno: 1}}
 }
 
+// WithOwner returns t reporting o as the owner of every node whose owner is
+// not recorded (NoOwner): nodes of stores and journals older than owners.
+// Sessions give their trees their default owner this way, in O(1).
+func (t Tree) WithOwner(o Owner) Tree {
+	t.owner = &o
+	return t
+}
+
+// DefaultOwner returns the owner WithOwner set, if any.
+func (t Tree) DefaultOwner() (Owner, bool) {
+	if t.owner == nil {
+		return Owner{}, false
+	}
+	return *t.owner, true
+}
+
+// resolve turns a stored entry into the node it stands for: a hard link's
+// stub into the shared node, an unrecorded owner into the default one.
+func (t Tree) resolve(n Node) Node {
+	if n.link {
+		rec, _ := t.links.Get(n.Ino)
+		n = rec.n
+	}
+	if t.owner != nil {
+		if n.Uid == NoOwner {
+			n.Uid = t.owner.Uid
+		}
+		if n.Gid == NoOwner {
+			n.Gid = t.owner.Gid
+		}
+	}
+	return n
+}
+
+// LinkNames returns every path naming the hard-linked node ino, sorted, or
+// nil when ino is not hard-linked (it has one name, or none).
+func (t Tree) LinkNames(ino uint64) []Path {
+	if t.links == nil {
+		return nil
+	}
+	rec, ok := t.links.Get(ino)
+	if !ok {
+		return nil
+	}
+	return slices.Clone(rec.names)
+}
+
+// HasLinks reports whether any node of t has more than one name.
+func (t Tree) HasLinks() bool { return t.links != nil && t.links.Len() > 0 }
+
 // Get returns the node at p.
-func (t Tree) Get(p Path) (Node, bool) { return t.m.Get(p) }
+func (t Tree) Get(p Path) (Node, bool) {
+	n, ok := t.m.Get(p)
+	if !ok {
+		return Node{}, false
+	}
+	return t.resolve(n), true
+}
 
 // Len is the number of nodes, the root included.
 func (t Tree) Len() int { return t.m.Len() }
@@ -96,6 +167,7 @@ func (t Tree) Walk(root Path, fn func(Path, Node) error) error {
 		if !p.HasPrefix(root) {
 			return nil
 		}
+		n = t.resolve(n)
 		err := fn(p, n)
 		switch {
 		case err == nil:
@@ -126,7 +198,7 @@ func (t Tree) Children(dir Path, fn func(name string, n Node) bool) {
 		if !p.HasPrefix(dir) {
 			return
 		}
-		if !fn(p.Base(), n) {
+		if !fn(p.Base(), t.resolve(n)) {
 			return
 		}
 		if n.IsDir() {
@@ -142,19 +214,129 @@ func (t Tree) HasChildren(dir Path) bool {
 	return has
 }
 
-// set returns t with p set to n, keeping the totals and inode high-water mark.
+// set returns t with p set to n, keeping the totals and inode high-water
+// mark. When p is a name of hard-linked node n.Ino, the shared node changes
+// (every name sees it); otherwise whatever p held is unlinked first and n
+// (with a link count of 1 unless a directory) takes its place.
 func (t Tree) set(p Path, n Node) Tree {
+	n.link = false
 	old, ok := t.m.Get(p)
+	if ok && old.link {
+		if old.Ino == n.Ino && !n.IsDir() {
+			rec, _ := t.links.Get(n.Ino)
+			n.Nlink = uint32(len(rec.names))
+			t.replace(rec.n, true, n)
+			rec.n = n
+			t.links = t.links.Set(n.Ino, rec)
+			return t
+		}
+		t = t.delete(p)
+		ok = false
+	}
+	if !n.IsDir() {
+		n.Nlink = 1
+	}
 	t.replace(old, ok, n)
 	t.m = t.m.Set(p, n)
 	return t
 }
 
-// delete returns t without p (not its descendants).
+// delete returns t without p (not its descendants). A hard-linked node
+// loses a name and lives on under the others.
 func (t Tree) delete(p Path) Tree {
 	old, ok := t.m.Get(p)
-	t.remove(old, ok)
+	if !ok {
+		return t
+	}
 	t.m = t.m.Delete(p)
+	if !old.link {
+		t.remove(old, true)
+		return t
+	}
+	rec, _ := t.links.Get(old.Ino)
+	names := make([]Path, 0, len(rec.names)-1)
+	for _, q := range rec.names {
+		if q != p {
+			names = append(names, q)
+		}
+	}
+	if len(names) == 1 {
+		n := rec.n
+		n.Nlink = 1
+		t.m = t.m.Set(names[0], n)
+		t.links = t.links.Delete(old.Ino)
+		return t
+	}
+	rec.names = names
+	rec.n.Nlink = uint32(len(names))
+	t.links = t.links.Set(old.Ino, rec)
+	return t
+}
+
+// link returns t with p, which must not exist, a new name of the
+// non-directory at target: the two share one node from now on.
+func (t Tree) link(target, p Path) Tree {
+	raw, _ := t.m.Get(target)
+	if t.links == nil {
+		t.links = immutable.NewMap[uint64, inode](nil)
+	}
+	var rec inode
+	if raw.link {
+		rec, _ = t.links.Get(raw.Ino)
+		rec.names = insertPath(slices.Clone(rec.names), p)
+	} else {
+		rec = inode{n: raw, names: insertPath([]Path{target}, p)}
+	}
+	rec.n.Nlink = uint32(len(rec.names))
+	t.links = t.links.Set(raw.Ino, rec)
+	stub := Node{Kind: raw.Kind, Ino: raw.Ino, link: true}
+	t.m = t.m.Set(target, stub)
+	t.m = t.m.Set(p, stub)
+	return t
+}
+
+// insertPath inserts p into the sorted names.
+func insertPath(names []Path, p Path) []Path {
+	i, _ := slices.BinarySearchFunc(names, p, ComparePaths)
+	return slices.Insert(names, i, p)
+}
+
+// rawSubtree returns the stored entries (stubs unresolved) of p and its
+// descendants, in path order.
+func (t Tree) rawSubtree(p Path) (paths []Path, raws []Node) {
+	it := t.m.Iterator()
+	it.Seek(p)
+	for !it.Done() {
+		q, n, _ := it.Next()
+		if !q.HasPrefix(p) {
+			break
+		}
+		paths = append(paths, q)
+		raws = append(raws, n)
+	}
+	return paths, raws
+}
+
+// moveRaw moves stored entries from the paths in from to those in to (all
+// lifted before any is put down), renaming hard-linked names in their
+// inode records. Totals do not change.
+func (t Tree) moveRaw(from, to []Path, raws []Node) Tree {
+	for _, q := range from {
+		t.m = t.m.Delete(q)
+	}
+	for i, q := range to {
+		n := raws[i]
+		t.m = t.m.Set(q, n)
+		if n.link && from[i] != q {
+			rec, _ := t.links.Get(n.Ino)
+			names := slices.Clone(rec.names)
+			if j := slices.Index(names, from[i]); j >= 0 {
+				names = slices.Delete(names, j, j+1)
+			}
+			rec.names = insertPath(names, q)
+			t.links = t.links.Set(n.Ino, rec)
+		}
+	}
 	return t
 }
 
@@ -173,14 +355,21 @@ func (t *Tree) nextIno() uint64 {
 
 // TreeBuilder builds a Tree in bulk, faster than one change at a time. Use it
 // to load snapshots and import host folders.
+//
+// Non-directory nodes whose Nlink is above 1 are hard links: every path set
+// with the same Ino (and Nlink > 1) names one shared node (the last one set
+// wins), and the link count becomes the number of such paths. Directories'
+// link counts are computed (2 + subdirectories), and every node is
+// normalized (see Node.Normalize).
 type TreeBuilder struct {
-	b *immutable.SortedMapBuilder[Path, Node]
+	b     *immutable.SortedMapBuilder[Path, Node]
+	links map[uint64]*inode
 	totals
 }
 
 // NewTreeBuilder starts a tree with the given root directory node.
 func NewTreeBuilder(root Node) *TreeBuilder {
-	tb := &TreeBuilder{b: immutable.NewSortedMapBuilder[Path, Node](pathComparer{})}
+	tb := &TreeBuilder{b: immutable.NewSortedMapBuilder[Path, Node](pathComparer{}), links: map[uint64]*inode{}}
 	tb.Set(Root, root)
 	return tb
 }
@@ -188,13 +377,56 @@ func NewTreeBuilder(root Node) *TreeBuilder {
 // Set adds or replaces the node at p. The caller keeps the tree well formed:
 // every node's parent must be a directory by the time Tree is called.
 func (tb *TreeBuilder) Set(p Path, n Node) {
+	n = n.Normalize()
+	n.link = false
+	tb.unset(p)
+	if n.IsDir() || n.Nlink <= 1 {
+		tb.replace(Node{}, false, n)
+		tb.b.Set(p, n)
+		return
+	}
+	rec := tb.links[n.Ino]
+	if rec == nil {
+		rec = &inode{}
+		tb.links[n.Ino] = rec
+		tb.replace(Node{}, false, n)
+	} else {
+		tb.replace(rec.n, true, n)
+	}
+	rec.n = n
+	rec.names = append(rec.names, p)
+	tb.b.Set(p, Node{Kind: n.Kind, Ino: n.Ino, link: true})
+}
+
+// unset forgets whatever is at p (not its descendants).
+func (tb *TreeBuilder) unset(p Path) {
 	old, ok := tb.b.Get(p)
-	tb.replace(old, ok, n)
-	tb.b.Set(p, n)
+	if !ok {
+		return
+	}
+	tb.b.Delete(p)
+	if !old.link {
+		tb.remove(old, true)
+		return
+	}
+	rec := tb.links[old.Ino]
+	if i := slices.Index(rec.names, p); i >= 0 {
+		rec.names = slices.Delete(rec.names, i, i+1)
+	}
+	if len(rec.names) == 0 {
+		tb.remove(rec.n, true)
+		delete(tb.links, old.Ino)
+	}
 }
 
 // Get returns the node at p, if set.
-func (tb *TreeBuilder) Get(p Path) (Node, bool) { return tb.b.Get(p) }
+func (tb *TreeBuilder) Get(p Path) (Node, bool) {
+	n, ok := tb.b.Get(p)
+	if ok && n.link {
+		return tb.links[n.Ino].n, true
+	}
+	return n, ok
+}
 
 // SetMaxIno raises the inode high-water mark, so inode numbers handed out
 // before the tree was saved are never reused.
@@ -202,7 +434,42 @@ func (tb *TreeBuilder) SetMaxIno(ino uint64) { tb.maxIno = max(tb.maxIno, ino) }
 
 // Tree returns the built tree. The builder must not be used afterwards.
 func (tb *TreeBuilder) Tree() Tree {
-	return Tree{m: tb.b.Map(), totals: tb.totals}
+	var links *immutable.Map[uint64, inode]
+	for ino, rec := range tb.links {
+		slices.SortFunc(rec.names, ComparePaths)
+		if len(rec.names) == 1 {
+			n := rec.n
+			n.Nlink = 1
+			tb.b.Set(rec.names[0], n)
+			continue
+		}
+		if links == nil {
+			links = immutable.NewMap[uint64, inode](nil)
+		}
+		rec.n.Nlink = uint32(len(rec.names))
+		links = links.Set(ino, *rec)
+	}
+	// Directory link counts: 2 + subdirectories.
+	subdirs := map[Path]uint32{}
+	var dirs []Path
+	it := tb.b.Iterator()
+	for !it.Done() {
+		p, n, _ := it.Next()
+		if n.IsDir() {
+			dirs = append(dirs, p)
+			if !p.IsRoot() {
+				subdirs[p.Parent()]++
+			}
+		}
+	}
+	for _, d := range dirs {
+		n, _ := tb.b.Get(d)
+		if want := 2 + subdirs[d]; n.Nlink != want {
+			n.Nlink = want
+			tb.b.Set(d, n)
+		}
+	}
+	return Tree{m: tb.b.Map(), links: links, totals: tb.totals}
 }
 
 // DeleteSubtree removes p and everything beneath it.
@@ -218,8 +485,6 @@ func (tb *TreeBuilder) DeleteSubtree(p Path) {
 		doomed = append(doomed, q)
 	}
 	for _, q := range doomed {
-		old, ok := tb.b.Get(q)
-		tb.remove(old, ok)
-		tb.b.Delete(q)
+		tb.unset(q)
 	}
 }

@@ -308,10 +308,24 @@ func (s *Session) releaseUpperLocked(uf *upperFile) {
 	}
 }
 
-// dropNodeLocked handles a node leaving the tree (removed, or replaced by a
-// rename): handles open on it are detached and keep its content, and its
+// dropNodeLocked handles node n, a name of which left the tree going from
+// old to t (removed, or replaced by a rename). A hard-linked node that
+// keeps a name in t stays: handles open on it follow it to that name.
+// Otherwise handles open on it are detached and keep its content, and its
 // upper file is dropped.
-func (s *Session) dropNodeLocked(n Node) {
+func (s *Session) dropNodeLocked(old, t Tree, n Node) {
+	if !n.IsDir() && n.Nlink > 1 {
+		for _, q := range old.LinkNames(n.Ino) {
+			if m, ok := t.Get(q); ok && m.Ino == n.Ino {
+				for _, h := range s.handles[n.Ino] {
+					if m, ok := t.Get(h.path); !ok || m.Ino != n.Ino {
+						h.path = q
+					}
+				}
+				return
+			}
+		}
+	}
 	for _, h := range s.handles[n.Ino] {
 		h.detachLocked(n)
 	}
@@ -322,18 +336,18 @@ func (s *Session) dropNodeLocked(n Node) {
 }
 
 // settleLocked brings the state outside the tree — upper files and handles
-// — in line with an event just applied; old is the tree before it.
-func (s *Session) settleLocked(old Tree, e *Event) {
+// — in line with an event just applied, which took the tree from old to t.
+func (s *Session) settleLocked(old, t Tree, e *Event) {
 	switch e.Op {
 	case OpBatch:
-		t := old
+		cur := old
 		for i := range e.Batch {
-			next, err := Reduce(t, &e.Batch[i])
+			next, err := Reduce(cur, &e.Batch[i])
 			if err != nil {
 				return // cannot happen: the batch was applied
 			}
-			s.settleLocked(t, &e.Batch[i])
-			t = next
+			s.settleLocked(cur, next, &e.Batch[i])
+			cur = next
 		}
 	case OpWrite:
 		if n, ok := old.Get(e.Path); ok && n.Upper != 0 {
@@ -341,7 +355,7 @@ func (s *Session) settleLocked(old Tree, e *Event) {
 		}
 	case OpRemove:
 		_ = old.Walk(e.Path, func(_ Path, n Node) error {
-			s.dropNodeLocked(n)
+			s.dropNodeLocked(old, t, n)
 			return nil
 		})
 	case OpRename:
@@ -349,7 +363,7 @@ func (s *Session) settleLocked(old Tree, e *Event) {
 			return
 		}
 		if n, ok := old.Get(e.To); ok && !e.Exchange {
-			s.dropNodeLocked(n)
+			s.dropNodeLocked(old, t, n)
 		}
 		s.moveHandlesLocked(e.Path, e.To, e.Exchange)
 	case OpCopyUp, OpCommit:
