@@ -373,7 +373,7 @@ func (ci *contentImport) file(ctx context.Context, s *scanned, e *entry) error {
 	if testHookBeforeOpenFile != nil {
 		testHookBeforeOpenFile(join(s.root.path, e.openRel))
 	}
-	fd, err := openBeneath(s.root.fd, e.openRel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW, true)
+	fd, err := noAtime(func(flags int) (int, error) { return openBeneath(s.root.fd, e.openRel, flags, true) }, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW)
 	if err != nil {
 		ci.skip(s, e, SkipChanged)
 		return nil

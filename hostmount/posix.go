@@ -172,3 +172,15 @@ func grow(fn func(buf []byte) (int, error)) ([]byte, error) {
 	}
 	return nil, unix.ERANGE
 }
+
+// noAtime opens for reading with O_NOATIME, so neither an import nor an
+// apply moves the host's access times (what it records or compares), and
+// without it where the kernel refuses it (EPERM: not the file's owner and
+// not root).
+func noAtime(open func(flags int) (int, error), flags int) (int, error) {
+	fd, err := open(flags | unix.O_NOATIME)
+	if errors.Is(err, unix.EPERM) {
+		return open(flags)
+	}
+	return fd, err
+}

@@ -134,7 +134,7 @@ func (sc *scanner) scan(rootRel string) error {
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
-		dfd, err := openBeneath(sc.root.fd, rootRel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, false)
+		dfd, err := noAtime(func(flags int) (int, error) { return openBeneath(sc.root.fd, rootRel, flags, false) }, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 		if err != nil {
 			return openErr(sc.mp.hostPath, err)
 		}
@@ -289,9 +289,9 @@ func (sc *scanner) child(dfd int, name, rel, openRel string, spath vfs.Path, st 
 		var cfd int
 		var err error
 		if links > 0 {
-			cfd, err = openBeneath(sc.root.fd, openRel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, true)
+			cfd, err = noAtime(func(flags int) (int, error) { return openBeneath(sc.root.fd, openRel, flags, true) }, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 		} else {
-			cfd, err = openBeneath(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, true)
+			cfd, err = noAtime(func(flags int) (int, error) { return openBeneath(dfd, name, flags, true) }, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 		}
 		if err != nil {
 			sc.skip(rel, SkipChanged)
