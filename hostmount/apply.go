@@ -233,6 +233,9 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) {
 	} else if err := a.write(plans, r, parent, name, e, before, existed, &c); errors.Is(err, errHostChanged) {
 		conflict("changed on the host while being applied; left as the host has it")
 		return
+	} else if errors.Is(err, errHostMeta) {
+		conflict(err.Error() + "; left as the host has it: apply it by hand, or import again")
+		return
 	} else if err != nil {
 		conflict(refusal(e, err))
 		return

@@ -51,6 +51,17 @@ func setMeta(fd int, before, n vfs.Node, ownerChanged bool, c *ApplyChange) erro
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
 	}
+	if before.Kind != 0 {
+		// A mode or owner the session changed must still be as the
+		// import saw it: someone else changed it on the host since.
+		mode := before.UnixMode() & 0o7777
+		if st.Mode&0o7777 != mode && n.UnixMode()&0o7777 != mode {
+			return fmt.Errorf("%w: its mode is %04o on the host, %04o when imported", errHostMeta, st.Mode&0o7777, mode)
+		}
+		if ownerChanged && before.HasOwner() && (st.Uid != before.Uid || st.Gid != before.Gid) {
+			return fmt.Errorf("%w: its owner is %d:%d on the host, %d:%d when imported", errHostMeta, st.Uid, st.Gid, before.Uid, before.Gid)
+		}
+	}
 	proc := fmt.Sprintf("/proc/self/fd/%d", fd)
 	if n.HasOwner() && (st.Uid != n.Uid || st.Gid != n.Gid) {
 		if isRoot || ownerChanged {
@@ -95,6 +106,10 @@ func setMeta(fd int, before, n vfs.Node, ownerChanged bool, c *ApplyChange) erro
 	}
 	return nil
 }
+
+// errHostMeta reports a mode or owner the host changed since the import,
+// which the session changed too: left as the host has it.
+var errHostMeta = errors.New("changed on the host since the import")
 
 // errCopy reports a hard link apply writes as a copy instead, and why.
 var errCopy = errors.New("copy")

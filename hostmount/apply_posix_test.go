@@ -159,3 +159,30 @@ func TestApplyLinkOutsideMountsAndDevicesNotRoot(t *testing.T) {
 	require.Len(t, got.Conflicts, 1)
 	require.Contains(t, got.Conflicts[0].Conflict, "only a daemon running as root")
 }
+
+// TestApplyMetadataConflict: a mode or owner the session changed that the
+// host changed too since the import is a conflict, left as the host has it.
+func TestApplyMetadataConflict(t *testing.T) {
+	needRoot(t)
+	e := newEnv(t)
+	e.write("p/m", "m")
+	e.write("p/o", "o")
+	mounts := []Mount{{HostPath: filepath.Join(e.root, "p"), MountPath: "/"}}
+	s, rep, err := e.im.Stage(ctx, e.repo, snapshot.SessionOptions{}, mounts, nil)
+	require.NoError(t, err)
+	_, err = s.Chmod(ctx, "m", 0o600)
+	require.NoError(t, err)
+	_, err = s.Chown(ctx, "o", 5, 5)
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(filepath.Join(e.root, "p/m"), 0o640))
+	require.NoError(t, os.Lchown(filepath.Join(e.root, "p/o"), 6, 6))
+	got, err := e.im.Apply(ctx, e.repo, rep.Snapshot, s, mounts, ApplyOptions{})
+	require.NoError(t, err)
+	require.Empty(t, got.Applied)
+	require.Len(t, got.Conflicts, 2)
+	require.Contains(t, got.Conflicts[0].Conflict, "its mode is 0640 on the host, 0644 when imported")
+	require.Contains(t, got.Conflicts[1].Conflict, "its owner is 6:6 on the host, 0:0 when imported")
+	var st unix.Stat_t
+	require.NoError(t, unix.Lstat(filepath.Join(e.root, "p/m"), &st))
+	require.Equal(t, uint32(0o640), st.Mode&0o7777)
+}
