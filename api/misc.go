@@ -45,8 +45,11 @@ type ApplyReport struct {
 type ApplyChange struct {
 	Path     string `json:"path"`
 	HostPath string `json:"host_path"`
-	Action   string `json:"action"` // write, mkdir, chmod (a directory's mode), symlink, delete or rmdir
+	Action   string `json:"action"` // write, mkdir, symlink, mknod, link, chmod, metadata, delete or rmdir
 	Conflict string `json:"conflict,omitempty"`
+	// Note says how an applied change differs from the session's (a hard
+	// link written as a copy, an owner a non-root daemon could not give).
+	Note string `json:"note,omitempty"`
 }
 
 // Blob answers POST /v1/blobs.

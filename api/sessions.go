@@ -129,6 +129,8 @@ type ImportReport struct {
 	Files    int64               `json:"files"`
 	Dirs     int64               `json:"dirs"`
 	Symlinks int64               `json:"symlinks"`
+	Special  int64               `json:"special,omitempty"` // fifos, sockets and devices
+	Links    int64               `json:"links,omitempty"`   // further names of hard-linked files
 	Bytes    int64               `json:"bytes"`
 	Cached   int64               `json:"cached"`
 	Skipped  []ImportSkip        `json:"skipped"`
@@ -141,6 +143,8 @@ type ImportReport struct {
 type ImportSkip struct {
 	HostPath string `json:"host_path"`
 	Reason   string `json:"reason"`
+	// Xattr names the extended attribute left out, when only it was.
+	Xattr string `json:"xattr,omitempty"`
 }
 
 // ImportMountReport is what one mount contributed to an import.

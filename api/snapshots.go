@@ -50,12 +50,28 @@ type Diff struct {
 type DiffEntry struct {
 	Path    string `json:"path"`
 	Change  string `json:"change"` // added, modified or deleted
-	Kind    string `json:"kind"`   // file, dir or symlink (before, if deleted)
+	Kind    string `json:"kind"`   // file, dir, symlink, fifo, socket, chardev or blockdev (before, if deleted)
 	OldKind string `json:"old_kind,omitempty"`
 	OldSize int64  `json:"old_size,omitempty"`
 	NewSize int64  `json:"new_size,omitempty"`
-	OldMode uint32 `json:"old_mode,omitempty"` // permission bits before (0o644 is 420)
-	NewMode uint32 `json:"new_mode,omitempty"` // permission bits after
+	OldMode uint32 `json:"old_mode,omitempty"` // the 12 permission bits before, setuid/setgid/sticky included (0o644 is 420)
+	NewMode uint32 `json:"new_mode,omitempty"` // the 12 permission bits after
+	// OldUid, OldGid, NewUid and NewGid are the owner before and after:
+	// both sides on a modified entry whose owner changed, the new side on
+	// an added entry, the old side on a deleted one (when recorded).
+	OldUid *uint32 `json:"old_uid,omitempty"`
+	OldGid *uint32 `json:"old_gid,omitempty"`
+	NewUid *uint32 `json:"new_uid,omitempty"`
+	NewGid *uint32 `json:"new_gid,omitempty"`
+	// Xattrs are the extended attributes added, modified or deleted (an
+	// added entry lists those it has).
+	Xattrs []XattrChange `json:"xattrs,omitempty"`
+	// OldRdev and NewRdev are a device's number before and after.
+	OldRdev uint64 `json:"old_rdev,omitempty"`
+	NewRdev uint64 `json:"new_rdev,omitempty"`
+	// LinkTo, on an added name of a hard-linked file, is the name it is a
+	// hard link to.
+	LinkTo string `json:"link_to,omitempty"`
 	// OldTarget and NewTarget are a symlink's target before and after.
 	OldTarget string `json:"old_target,omitempty"`
 	NewTarget string `json:"new_target,omitempty"`
@@ -65,6 +81,12 @@ type DiffEntry struct {
 	// Binary is set when a text diff was asked for but the content is not
 	// text, or too large.
 	Binary bool `json:"binary,omitempty"`
+}
+
+// XattrChange is one extended attribute of a diff entry that differs.
+type XattrChange struct {
+	Name   string `json:"name"`
+	Change string `json:"change"` // added, modified or deleted
 }
 
 // GCReport tells what a garbage collection did.

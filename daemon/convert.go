@@ -32,11 +32,11 @@ func toAPIMounts(ms []hostmount.Mount) []api.Mount {
 
 // importReport converts an import report to the wire's.
 func importReport(r *hostmount.Report) *api.ImportReport {
-	out := &api.ImportReport{Snapshot: r.Snapshot, Files: r.Files, Dirs: r.Dirs, Symlinks: r.Symlinks,
+	out := &api.ImportReport{Snapshot: r.Snapshot, Files: r.Files, Dirs: r.Dirs, Symlinks: r.Symlinks, Special: r.Special, Links: r.Links,
 		Bytes: r.Bytes, Cached: r.Cached, ScanMs: r.ScanMs, TotalMs: r.TotalMs,
 		Skipped: make([]api.ImportSkip, len(r.Skipped)), Mounts: make([]api.ImportMountReport, len(r.Mounts))}
 	for i, s := range r.Skipped {
-		out.Skipped[i] = api.ImportSkip{HostPath: s.HostPath, Reason: s.Reason}
+		out.Skipped[i] = api.ImportSkip{HostPath: s.HostPath, Reason: s.Reason, Xattr: s.Xattr}
 	}
 	for i, m := range r.Mounts {
 		out.Mounts[i] = api.ImportMountReport{HostPath: m.HostPath, MountPath: m.MountPath, Files: m.Files, Bytes: m.Bytes}
@@ -48,7 +48,7 @@ func applyReport(r *hostmount.ApplyReport) api.ApplyReport {
 	conv := func(cs []hostmount.ApplyChange) []api.ApplyChange {
 		out := make([]api.ApplyChange, len(cs))
 		for i, c := range cs {
-			out[i] = api.ApplyChange{Path: c.Path, HostPath: c.HostPath, Action: c.Action, Conflict: c.Conflict}
+			out[i] = api.ApplyChange{Path: c.Path, HostPath: c.HostPath, Action: c.Action, Conflict: c.Conflict, Note: c.Note}
 		}
 		return out
 	}

@@ -158,6 +158,19 @@ func (d *Daemon) writeDiff(w http.ResponseWriter, r *http.Request, a, b snapshot
 		if e.OldKind != 0 {
 			de.OldKind = e.OldKind.String()
 		}
+		if o := e.OldOwner; o != nil {
+			de.OldUid, de.OldGid = &o.Uid, &o.Gid
+		}
+		if o := e.NewOwner; o != nil {
+			de.NewUid, de.NewGid = &o.Uid, &o.Gid
+		}
+		for _, x := range e.Xattrs {
+			de.Xattrs = append(de.Xattrs, api.XattrChange{Name: x.Name, Change: string(x.Change)})
+		}
+		de.OldRdev, de.NewRdev = e.OldRdev, e.NewRdev
+		if e.LinkTo != "" {
+			de.LinkTo = wirePath(e.LinkTo)
+		}
 		out.Entries[i] = de
 	}
 	writeJSON(w, http.StatusOK, out)

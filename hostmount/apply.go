@@ -34,9 +34,16 @@ type ApplyChange struct {
 	Path string `json:"path"`
 	// HostPath is where it is on the host.
 	HostPath string `json:"host_path"`
-	// Action is write, mkdir, chmod (a directory's mode), symlink,
-	// delete or rmdir.
+	// Action is write, mkdir, symlink, mknod (a fifo, socket or
+	// device), link (a new hard link to a name already on the host),
+	// chmod (only the mode changed), metadata (owner, mode or extended
+	// attributes changed, content not), delete or rmdir.
 	Action string `json:"action"`
+	// Note says how an applied change differs from the session's: a hard
+	// link written as a copy (its other name is outside the mounts, on
+	// another file system or differs on the host), an owner left as the
+	// daemon's (not root).
+	Note string `json:"note,omitempty"`
 	// Conflict says why the change was not applied: the host changed since
 	// the import, the change cannot be expressed safely, or the host
 	// refused it (the error says how).
@@ -193,6 +200,12 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) {
 	case e.OldKind != 0 && e.OldKind != e.Kind:
 		conflict(fmt.Sprintf("changed from %s to %s; apply that by hand", e.OldKind, e.Kind))
 		return
+	case e.Change == snapshot.Modified && e.Kind.IsSpecial() && e.OldRdev != e.NewRdev:
+		conflict("the device number changed; apply that by hand")
+		return
+	case e.Change == snapshot.Added && (e.Kind == vfs.KindCharDev || e.Kind == vfs.KindBlockDev) && !isRoot:
+		conflict("a device: only a daemon running as root can create one; create it by hand")
+		return
 	}
 	dir, name := path.Split(rel)
 	if a.dry && a.planned[path.Join(r.path, dir)] {
@@ -216,8 +229,12 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) {
 	}
 	if a.dry {
 		a.plan(r, rel, e)
-	} else if err := a.write(parent, name, e, before, existed); errors.Is(err, errHostChanged) {
+		c.Note = a.linkNote(plans, r, e)
+	} else if err := a.write(plans, r, parent, name, e, before, existed, &c); errors.Is(err, errHostChanged) {
 		conflict("changed on the host while being applied; left as the host has it")
+		return
+	} else if errors.Is(err, errHostMeta) {
+		conflict(err.Error() + "; left as the host has it: apply it by hand, or import again")
 		return
 	} else if err != nil {
 		conflict(refusal(e, err))
@@ -262,18 +279,25 @@ func (a *applier) advance(repo *snapshot.Repo, base, target string) (string, err
 	rootNode, _ := a.base.Get(vfs.Root)
 	tb := vfs.NewTreeBuilder(rootNode)
 	used := map[uint64]bool{rootNode.Ino: true}
+	linked := map[uint64]bool{} // inodes used only by names of one hard-linked node
 	maxIno := max(a.base.MaxIno(), a.tree.MaxIno())
 	put := func(p vfs.Path, n vfs.Node) {
+		isLink := !n.IsDir() && n.Nlink > 1
 		if old, ok := tb.Get(p); ok && old.IsDir() && n.IsDir() {
 			n.Ino = old.Ino
 		} else {
 			if ok {
 				tb.DeleteSubtree(p)
 			}
-			if n.Ino == 0 || used[n.Ino] {
+			// Another name of the same hard-linked node keeps its inode,
+			// so the builder joins them again.
+			if n.Ino == 0 || used[n.Ino] && !(isLink && linked[n.Ino]) {
 				maxIno++
 				n.Ino = maxIno
 			}
+		}
+		if !used[n.Ino] && isLink {
+			linked[n.Ino] = true
 		}
 		used[n.Ino] = true
 		tb.Set(p, n)
@@ -335,17 +359,25 @@ func (a *applier) plan(r root, rel string, e snapshot.DiffEntry) {
 }
 
 func actionOf(e snapshot.DiffEntry) string {
+	metaOnly := e.Change == snapshot.Modified && e.OldKind == 0 &&
+		(e.Kind == vfs.KindDir || e.OldBlob == e.NewBlob && e.OldTarget == e.NewTarget && e.OldRdev == e.NewRdev)
 	switch {
 	case e.Change == snapshot.Deleted && e.Kind == vfs.KindDir:
 		return "rmdir"
 	case e.Change == snapshot.Deleted:
 		return "delete"
-	case e.Kind == vfs.KindDir && e.Change == snapshot.Modified:
-		return "chmod" // a directory's mode changed
+	case metaOnly && e.OldOwner == nil && len(e.Xattrs) == 0:
+		return "chmod" // only the mode changed
+	case metaOnly:
+		return "metadata"
 	case e.Kind == vfs.KindDir:
 		return "mkdir"
 	case e.Kind == vfs.KindSymlink:
 		return "symlink"
+	case e.Kind.IsSpecial():
+		return "mknod"
+	case e.Change == snapshot.Added && e.LinkTo != "":
+		return "link"
 	}
 	return "write"
 }
@@ -385,6 +417,10 @@ func (a *applier) conflict(parent int, name string, before vfs.Node, existed boo
 		if st.Mode&unix.S_IFMT != unix.S_IFLNK || err != nil || string(buf[:n]) != before.Target {
 			return "the symlink changed on the host since the import"
 		}
+	case before.IsSpecial():
+		if kindOf(st.Mode) != before.Kind || (before.Kind == vfs.KindCharDev || before.Kind == vfs.KindBlockDev) && st.Rdev != before.Rdev {
+			return fmt.Sprintf("no longer the same %s on the host", before.Kind)
+		}
 	default:
 		if st.Mode&unix.S_IFMT != unix.S_IFREG {
 			return "no longer a regular file on the host"
@@ -405,7 +441,7 @@ func (a *applier) conflict(parent int, name string, before vfs.Node, existed boo
 
 // hashAt hashes the regular file name in parent without following links.
 func hashAt(parent int, name string) (vfs.Hash, error) {
-	fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := noAtime(func(flags int) (int, error) { return unix.Openat(parent, name, flags, 0) }, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
 	if err != nil {
 		return vfs.Hash{}, err
 	}
@@ -424,7 +460,7 @@ var errHostChanged = errors.New("the host path changed while being applied")
 
 // write applies one entry beneath parent, where name was before (or
 // absent, when !existed) when the check passed.
-func (a *applier) write(parent int, name string, e snapshot.DiffEntry, before vfs.Node, existed bool) error {
+func (a *applier) write(plans []*mountPlan, r root, parent int, name string, e snapshot.DiffEntry, before vfs.Node, existed bool, c *ApplyChange) error {
 	action := actionOf(e)
 	switch action {
 	case "rmdir":
@@ -437,29 +473,52 @@ func (a *applier) write(parent int, name string, e snapshot.DiffEntry, before vf
 		return fmt.Errorf("%s is not in the session's snapshot as a %s", e.Path, e.Kind)
 	}
 	switch action {
-	case "chmod":
-		// Through a descriptor opened without following a link, so a
-		// directory swapped for a symlink cannot redirect the chmod.
-		fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
+	case "chmod", "metadata":
+		if testHookBeforeMove != nil {
+			testHookBeforeMove(parent, name)
+		}
+		// Through a descriptor opened without following a link and
+		// checked to be of the node's kind, so a name swapped for a
+		// symlink cannot redirect a chown, chmod or setxattr.
+		return withNode(parent, name, n.Kind, func(fd int) error {
+			return setMeta(fd, before, n, e.OldOwner != nil, c)
+		})
+	case "mkdir":
+		if err := unix.Mkdirat(parent, name, 0o700); err != nil {
 			return err
 		}
-		defer unix.Close(fd)
-		return unix.Fchmod(fd, uint32(n.Mode.Perm()))
-	case "mkdir":
-		return unix.Mkdirat(parent, name, uint32(n.Mode.Perm()))
-	case "symlink":
-		// The link is made aside and renamed into place, so the host
+		return withNode(parent, name, vfs.KindDir, func(fd int) error { return setMeta(fd, vfs.Node{}, n, false, c) })
+	case "link":
+		if c.Note = a.linkNote(plans, r, e); c.Note == "" {
+			err := a.link(plans, parent, name, e, n)
+			if !errors.Is(err, errCopy) {
+				return err
+			}
+			c.Note = "written as a copy: " + strings.TrimPrefix(err.Error(), errCopy.Error()+": ")
+		}
+		return a.writeFile(parent, name, n, before, existed, c)
+	case "mknod", "symlink":
+		// The node is made aside and renamed into place, so the host
 		// never lacks the name and a racing creation is not replaced.
 		tmp := tempName(name)
-		if err := unix.Symlinkat(n.Target, parent, tmp); err != nil {
+		var err error
+		if action == "mknod" {
+			err = unix.Mknodat(parent, tmp, n.UnixMode()&^0o7777|0o600, int(n.Rdev))
+		} else {
+			err = unix.Symlinkat(n.Target, parent, tmp)
+		}
+		if err == nil {
+			err = withNode(parent, tmp, n.Kind, func(fd int) error { return setMeta(fd, vfs.Node{}, n, false, c) })
+		}
+		if err != nil {
+			_ = unix.Unlinkat(parent, tmp, 0)
 			return err
 		}
 		flags := uint(unix.RENAME_NOREPLACE)
 		if e.Change == snapshot.Modified {
 			flags = 0
 		}
-		err := unix.Renameat2(parent, tmp, parent, name, flags)
+		err = unix.Renameat2(parent, tmp, parent, name, flags)
 		if err != nil {
 			_ = unix.Unlinkat(parent, tmp, 0)
 		}
@@ -468,7 +527,15 @@ func (a *applier) write(parent int, name string, e snapshot.DiffEntry, before vf
 		}
 		return err
 	}
-	return a.writeFile(parent, name, n, before, existed)
+	if e.Change == snapshot.Added && n.Nlink > 1 && c.Note == "" {
+		for _, q := range a.tree.LinkNames(n.Ino) {
+			if _, _, _, ok, _ := a.hostOf(plans, q); !ok {
+				c.Note = fmt.Sprintf("written as a copy: its other name %s is outside the mounts", q)
+				break
+			}
+		}
+	}
+	return a.writeFile(parent, name, n, before, existed, c)
 }
 
 // writeFile writes the session's file n to name in parent through a
@@ -477,9 +544,9 @@ func (a *applier) write(parent int, name string, e snapshot.DiffEntry, before vf
 // replace), and a modified one is exchanged with the host's and the host's
 // checked again once it is out of the way — if it changed meanwhile, the
 // exchange is undone and errHostChanged returned.
-func (a *applier) writeFile(parent int, name string, n vfs.Node, before vfs.Node, existed bool) error {
+func (a *applier) writeFile(parent int, name string, n vfs.Node, before vfs.Node, existed bool, c *ApplyChange) error {
 	tmp := tempName(name)
-	if err := a.writeTemp(parent, tmp, n); err != nil {
+	if err := a.writeTemp(parent, tmp, n, c); err != nil {
 		return err
 	}
 	if testHookBeforeMove != nil {
@@ -557,8 +624,8 @@ func tempName(name string) string {
 var testHookBeforeMove func(parent int, name string)
 
 // writeTemp writes file n's content to a new file tmp in parent, synced,
-// with n's permissions.
-func (a *applier) writeTemp(parent int, tmp string, n vfs.Node) error {
+// with n's owner (as root), mode, extended attributes and times.
+func (a *applier) writeTemp(parent int, tmp string, n vfs.Node, c *ApplyChange) error {
 	var src io.Reader = strings.NewReader("")
 	if n.Size > 0 {
 		b, err := a.blobs.Open(a.ctx, n.Blob)
@@ -568,7 +635,7 @@ func (a *applier) writeTemp(parent int, tmp string, n vfs.Node) error {
 		defer b.Close()
 		src = io.NewSectionReader(b, 0, n.Size)
 	}
-	fd, err := unix.Openat(parent, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(n.Mode.Perm()))
+	fd, err := unix.Openat(parent, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return err
 	}
@@ -581,7 +648,7 @@ func (a *applier) writeTemp(parent int, tmp string, n vfs.Node) error {
 		err = cerr
 	}
 	if err == nil {
-		err = unix.Fchmodat(parent, tmp, uint32(n.Mode.Perm()), 0)
+		err = withNode(parent, tmp, vfs.KindFile, func(fd int) error { return setMeta(fd, vfs.Node{}, n, false, c) })
 	}
 	if err != nil {
 		_ = unix.Unlinkat(parent, tmp, 0)

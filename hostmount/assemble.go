@@ -1,26 +1,28 @@
 package hostmount
 
 import (
-	"io/fs"
 	"slices"
 
 	"github.com/vfsd/vfsd/vfs"
 )
 
-func vfsMode(m uint32) fs.FileMode { return fs.FileMode(m) & fs.ModePerm }
-
 // assemble merges the mounts' entries into one tree, in mount order: a
 // later mount's entry replaces an earlier one at the same path (with
 // everything beneath it), except that two directories merge, the later
 // one's attributes winning. Parents missing above a mount point are
-// created. Inodes are numbered in that order, so the result is
-// deterministic. Files the import skipped are left out.
+// created (owned by the session's default owner, mode 0755). Inodes are
+// numbered in that order, so the result is deterministic. Names of one
+// mount that are hard links of one host entry share one node. Files the
+// import skipped are left out. now is in Unix ms.
 func assemble(all []scanned, done map[*entry]imported, now int64, rep *Report) vfs.Tree {
-	dir := func(mode uint32, mtime int64) vfs.Node {
-		return vfs.Node{Kind: vfs.KindDir, Mode: vfsMode(mode), Version: 1, Created: mtime, Updated: mtime, Uid: vfs.NoOwner, Gid: vfs.NoOwner}
+	nowNs := now * 1e6
+	parent := func() vfs.Node {
+		return vfs.Node{Kind: vfs.KindDir, Mode: vfs.DefaultDirMode, Version: 1, Uid: vfs.NoOwner, Gid: vfs.NoOwner,
+			Atime: nowNs, Mtime: nowNs, Ctime: nowNs, Btime: nowNs}
 	}
-	tb := vfs.NewTreeBuilder(vfs.Node{Kind: vfs.KindDir, Mode: vfs.DefaultDirMode, Version: 1, Ino: 1, Created: now, Updated: now,
-		Uid: vfs.NoOwner, Gid: vfs.NoOwner})
+	rootNode := parent()
+	rootNode.Ino = 1
+	tb := vfs.NewTreeBuilder(rootNode)
 	ino := uint64(1)
 	put := func(p vfs.Path, n vfs.Node) {
 		var parents []vfs.Path
@@ -37,7 +39,7 @@ func assemble(all []scanned, done map[*entry]imported, now int64, rep *Report) v
 				tb.DeleteSubtree(a)
 			}
 			ino++
-			d := dir(uint32(vfs.DefaultDirMode), now)
+			d := parent()
 			d.Ino = ino
 			tb.Set(a, d)
 		}
@@ -49,41 +51,71 @@ func assemble(all []scanned, done map[*entry]imported, now int64, rep *Report) v
 			}
 			tb.DeleteSubtree(p)
 		}
-		ino++
-		n.Ino = ino
+		if n.Ino == 0 {
+			ino++
+			n.Ino = ino
+		}
 		tb.Set(p, n)
 	}
 	for _, s := range all {
 		mr := MountReport{HostPath: s.mp.hostPath, MountPath: s.mp.mountPath.String()}
+		linkIno := map[[2]uint64]uint64{}       // host identity → the node's inode
+		linkContent := map[[2]uint64]imported{} // host identity → its first name's content
 		for i := range s.entries {
 			e := &s.entries[i]
+			n := e.meta.node(e.kind)
 			switch e.kind {
 			case vfs.KindDir:
-				put(e.path, dir(uint32(e.mode), e.mtime))
+				put(e.path, n)
+				continue
 			case vfs.KindSymlink:
-				put(e.path, vfs.Node{Kind: vfs.KindSymlink, Mode: vfs.SymlinkMode, Size: int64(len(e.target)), Version: 1,
-					Created: e.mtime, Updated: e.mtime, Target: e.target, Uid: vfs.NoOwner, Gid: vfs.NoOwner})
+				n.Size, n.Target = int64(len(e.target)), e.target
 			case vfs.KindFile:
 				c, ok := done[e]
+				if e.second {
+					c, ok = linkContent[e.link]
+				}
 				if !ok {
 					continue
 				}
-				put(e.path, vfs.Node{Kind: vfs.KindFile, Mode: e.mode, Size: c.size, Version: 1, Created: e.mtime,
-					Updated: e.mtime, Blob: c.hash, Encoding: c.enc, Uid: vfs.NoOwner, Gid: vfs.NoOwner})
+				if e.link != ([2]uint64{}) {
+					linkContent[e.link] = c
+				}
+				n.Size, n.Blob, n.Encoding = c.size, c.hash, c.enc
 				mr.Files++
-				mr.Bytes += c.size
+				if !e.second {
+					mr.Bytes += c.size
+				}
 			}
+			if e.link != ([2]uint64{}) {
+				if linkIno[e.link] == 0 {
+					ino++
+					linkIno[e.link] = ino
+				}
+				n.Ino, n.Nlink = linkIno[e.link], 2 // joined by the builder, which counts the names
+			}
+			put(e.path, n)
 		}
 		rep.Mounts = append(rep.Mounts, mr)
 	}
 	t := tb.Tree()
 	rep.Files, rep.Bytes = t.Files(), t.Bytes()
+	seen := map[uint64]bool{}
 	_ = t.Walk(vfs.Root, func(_ vfs.Path, n vfs.Node) error {
-		switch n.Kind {
-		case vfs.KindDir:
+		if !n.IsDir() && n.Nlink > 1 {
+			if seen[n.Ino] {
+				rep.Links++
+				return nil
+			}
+			seen[n.Ino] = true
+		}
+		switch {
+		case n.Kind == vfs.KindDir:
 			rep.Dirs++
-		case vfs.KindSymlink:
+		case n.Kind == vfs.KindSymlink:
 			rep.Symlinks++
+		case n.IsSpecial():
+			rep.Special++
 		}
 		return nil
 	})

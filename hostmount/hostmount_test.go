@@ -80,6 +80,8 @@ func (e *env) describe(t vfs.Tree) map[string]string {
 			out[string(p)] = "dir"
 		case vfs.KindSymlink:
 			out[string(p)] = "-> " + n.Target
+		case vfs.KindFifo, vfs.KindSocket, vfs.KindCharDev, vfs.KindBlockDev:
+			out[string(p)] = n.Kind.String()
 		default:
 			b, err := e.store.Open(ctx, snapshot.Blobs, n.Blob)
 			require.NoError(e.t, err)
@@ -218,7 +220,7 @@ func TestImportOptions(t *testing.T) {
 			skips: map[string]string{"p/escape": SkipOutside, "p/escape2": SkipOutside, "p/dangling": SkipDangling},
 		},
 		{
-			name: "special files are skipped and reported",
+			name: "fifos and sockets are imported as nodes of their kind",
 			setup: func(e *env) {
 				e.write("p/ok", "ok")
 				require.NoError(t, syscall.Mkfifo(filepath.Join(e.root, "p/fifo"), 0o644))
@@ -227,8 +229,8 @@ func TestImportOptions(t *testing.T) {
 				t.Cleanup(func() { l.Close() })
 			},
 			mounts: func(e *env) []Mount { return []Mount{{HostPath: filepath.Join(e.root, "p"), MountPath: "/"}} },
-			want:   map[string]string{"": "dir", "ok": "ok"},
-			skips:  map[string]string{"p/fifo": SkipSpecial, "p/sock": SkipSpecial},
+			want:   map[string]string{"": "dir", "ok": "ok", "fifo": "fifo", "sock": "socket"},
+			skips:  map[string]string{},
 		},
 		{
 			name: "names with newlines are imported, invalid UTF-8 is skipped",

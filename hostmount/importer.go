@@ -94,6 +94,8 @@ type Report struct {
 	Files    int64         `json:"files"`
 	Dirs     int64         `json:"dirs"`
 	Symlinks int64         `json:"symlinks"`
+	Special  int64         `json:"special,omitempty"` // fifos, sockets and devices
+	Links    int64         `json:"links,omitempty"`   // further names of hard-linked entries
 	Bytes    int64         `json:"bytes"`
 	Cached   int64         `json:"cached"` // files whose content the cache knew: not read
 	Skipped  []Skip        `json:"skipped"`
@@ -157,7 +159,7 @@ func (im *Importer) Import(ctx context.Context, repo *snapshot.Repo, mounts []Mo
 		if err != nil {
 			return nil, nil, err
 		}
-		sc := &scanner{ctx: ctx, root: r, mp: mp, asciiOnly: im.asciiOnly, private: im.private}
+		sc := &scanner{ctx: ctx, root: r, mp: mp, asciiOnly: im.asciiOnly, private: im.private, privileged: isRoot}
 		if mp.FollowSymlinks {
 			sc.visiting = make(map[[2]uint64]bool)
 		}
@@ -327,7 +329,7 @@ func (ci *contentImport) run(ctx context.Context, all []scanned) error {
 feed:
 	for i := range all {
 		for k := range all[i].entries {
-			if e := &all[i].entries[k]; e.kind == vfs.KindFile {
+			if e := &all[i].entries[k]; e.kind == vfs.KindFile && !e.second {
 				select {
 				case jobs <- job{&all[i], e}:
 				case err := <-errc:
@@ -371,7 +373,7 @@ func (ci *contentImport) file(ctx context.Context, s *scanned, e *entry) error {
 	if testHookBeforeOpenFile != nil {
 		testHookBeforeOpenFile(join(s.root.path, e.openRel))
 	}
-	fd, err := openBeneath(s.root.fd, e.openRel, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW, true)
+	fd, err := noAtime(func(flags int) (int, error) { return openBeneath(s.root.fd, e.openRel, flags, true) }, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW)
 	if err != nil {
 		ci.skip(s, e, SkipChanged)
 		return nil

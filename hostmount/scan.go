@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"slices"
 	"unicode/utf8"
@@ -18,14 +17,19 @@ import (
 
 // entry is one node the scan found and the import will create.
 type entry struct {
-	path    vfs.Path // in the session
-	kind    vfs.Kind
-	mode    fs.FileMode
+	path vfs.Path // in the session
+	kind vfs.Kind
+	meta
 	size    int64
-	mtime   int64  // Unix ms
 	target  string // symlink target
 	openRel string // files: real path relative to the root (no symlinks), to open it again
 	id      fileID // files: identity when scanned
+	// link is the host identity (device, inode) of a non-directory with
+	// more than one host link, zero otherwise: names of one mount with the
+	// same link are imported as hard links of one node. second marks every
+	// name but the first, whose content is not read again.
+	link   [2]uint64
+	second bool
 }
 
 // fileID is what identifies a file's content as of a scan: if none of it
@@ -40,15 +44,19 @@ func idOf(st *unix.Stat_t) fileID {
 	return fileID{dev: st.Dev, ino: st.Ino, size: st.Size, mtimeNs: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 }
 
-// Skip is a host entry the import left out, and why.
+// Skip is a host entry the import left out, and why — or, when Xattr is
+// set, the extended attribute of an entry it left out.
 type Skip struct {
 	HostPath string `json:"host_path"`
 	Reason   string `json:"reason"`
+	Xattr    string `json:"xattr,omitempty"`
 }
 
 // Why an entry was skipped.
 const (
-	SkipSpecial     = "special file (device, socket or fifo)"
+	SkipSpecial     = "special file of an unknown kind"
+	SkipDevice      = "device node: imported only when the daemon runs as root"
+	SkipXattr       = "extended attribute over the session's limits (64 KiB a value, 256 KiB a node): the entry is imported without it"
 	SkipNotUTF8     = "name is not valid UTF-8"
 	SkipNotASCII    = "name is not ASCII, which the session's policy requires"
 	SkipBadName     = "name cannot be a session path"
@@ -73,17 +81,19 @@ var (
 
 // scanner walks one mount.
 type scanner struct {
-	ctx       context.Context
-	root      root
-	mp        *mountPlan
-	asciiOnly bool
-	private   privateSet
-	entries   []entry
-	skipped   []Skip
-	bytes     int64
-	files     int64
-	visiting  map[[2]uint64]bool // directories on the current path, when following symlinks
-	progress  func(files, bytes int64)
+	ctx        context.Context
+	root       root
+	mp         *mountPlan
+	asciiOnly  bool
+	private    privateSet
+	entries    []entry
+	skipped    []Skip
+	bytes      int64
+	files      int64
+	visiting   map[[2]uint64]bool // directories on the current path, when following symlinks
+	links      map[[2]uint64]bool // host identities of multiply-linked entries seen
+	privileged bool               // the daemon runs as root: devices, trusted.* and security.*
+	progress   func(files, bytes int64)
 }
 
 func (sc *scanner) skip(hostRel, reason string) {
@@ -124,18 +134,18 @@ func (sc *scanner) scan(rootRel string) error {
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
-		dfd, err := openBeneath(sc.root.fd, rootRel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, false)
+		dfd, err := noAtime(func(flags int) (int, error) { return openBeneath(sc.root.fd, rootRel, flags, false) }, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 		if err != nil {
 			return openErr(sc.mp.hostPath, err)
 		}
-		sc.add(entry{path: sc.mp.mountPath, kind: vfs.KindDir, mode: fs.FileMode(st.Mode) & fs.ModePerm, mtime: ms(st.Mtim)})
+		sc.add(entry{path: sc.mp.mountPath, kind: vfs.KindDir, meta: sc.meta("", &st, xattrsOfFd(dfd, false))})
 		if sc.visiting != nil {
 			sc.visiting[[2]uint64{st.Dev, st.Ino}] = true
 		}
 		var ign *ignore.Stack
 		return sc.dir(dfd, "", rootRel, sc.mp.mountPath, ign)
 	case unix.S_IFREG:
-		sc.addFile(entry{path: sc.mp.mountPath, openRel: rootRel}, &st)
+		sc.addFile(entry{path: sc.mp.mountPath, openRel: rootRel}, "", &st, xattrsOfFd(fd, true))
 		return nil
 	}
 	return &vfs.Error{Op: "mount", Path: sc.mp.hostPath, Code: vfs.CodeInvalid, Msg: "is neither a directory nor a regular file"}
@@ -150,12 +160,41 @@ func realRel(r root, real string) (string, error) {
 	return rel, nil
 }
 
-func ms(ts unix.Timespec) int64 { return ts.Nano() / 1e6 }
+// meta returns an entry's metadata, its extended attributes read through
+// x, reporting those over the engine's bounds.
+func (sc *scanner) meta(rel string, st *unix.Stat_t, x xattrIO) meta {
+	m := metaOf(st)
+	var over []string
+	m.xattrs, over = readXattrs(x, sc.privileged)
+	for _, name := range over {
+		sc.skipped = append(sc.skipped, Skip{HostPath: sc.hostPath(rel), Reason: SkipXattr, Xattr: name})
+	}
+	return m
+}
 
 func (sc *scanner) add(e entry) { sc.entries = append(sc.entries, e) }
 
-func (sc *scanner) addFile(e entry, st *unix.Stat_t) {
-	e.kind, e.mode, e.size, e.mtime, e.id = vfs.KindFile, fs.FileMode(st.Mode)&fs.ModePerm, st.Size, ms(st.Mtim), idOf(st)
+// linked marks e as a name of a multiply-linked host entry, and as a
+// further name when another was seen; it reports the latter.
+func (sc *scanner) linked(e *entry, st *unix.Stat_t) bool {
+	if st.Nlink <= 1 {
+		return false
+	}
+	e.link = [2]uint64{st.Dev, st.Ino}
+	if sc.links == nil {
+		sc.links = map[[2]uint64]bool{}
+	}
+	e.second = sc.links[e.link]
+	sc.links[e.link] = true
+	return e.second
+}
+
+func (sc *scanner) addFile(e entry, rel string, st *unix.Stat_t, x xattrIO) {
+	e.kind, e.meta, e.size, e.id = vfs.KindFile, sc.meta(rel, st, x), st.Size, idOf(st)
+	if sc.linked(&e, st) {
+		sc.add(e) // the same content as its first name: counted once
+		return
+	}
 	sc.add(e)
 	sc.files++
 	sc.bytes += st.Size
@@ -226,7 +265,9 @@ func (sc *scanner) child(dfd int, name, rel, openRel string, spath vfs.Path, st 
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
 		if sc.mp.included(rel) {
-			sc.addFile(entry{path: spath, openRel: openRel}, st)
+			x, done := sc.xattrsOf(dfd, name, openRel, links)
+			sc.addFile(entry{path: spath, openRel: openRel}, rel, st, x)
+			done()
 		}
 	case unix.S_IFDIR:
 		if sc.visiting != nil {
@@ -248,9 +289,9 @@ func (sc *scanner) child(dfd int, name, rel, openRel string, spath vfs.Path, st 
 		var cfd int
 		var err error
 		if links > 0 {
-			cfd, err = openBeneath(sc.root.fd, openRel, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, true)
+			cfd, err = noAtime(func(flags int) (int, error) { return openBeneath(sc.root.fd, openRel, flags, true) }, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 		} else {
-			cfd, err = openBeneath(dfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, true)
+			cfd, err = noAtime(func(flags int) (int, error) { return openBeneath(dfd, name, flags, true) }, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 		}
 		if err != nil {
 			sc.skip(rel, SkipChanged)
@@ -262,19 +303,57 @@ func (sc *scanner) child(dfd int, name, rel, openRel string, spath vfs.Path, st 
 			sc.skip(rel, SkipChanged)
 			return nil
 		}
-		sc.add(entry{path: spath, kind: vfs.KindDir, mode: fs.FileMode(st.Mode) & fs.ModePerm, mtime: ms(st.Mtim)})
+		sc.add(entry{path: spath, kind: vfs.KindDir, meta: sc.meta(rel, st, xattrsOfFd(cfd, false))})
 		return sc.dir(cfd, rel, openRel, spath, ign)
 	case unix.S_IFLNK:
-		return sc.symlink(dfd, name, rel, openRel, spath, ign, links)
+		return sc.symlink(dfd, name, rel, openRel, spath, st, ign, links)
+	case unix.S_IFIFO, unix.S_IFSOCK, unix.S_IFCHR, unix.S_IFBLK:
+		sc.special(dfd, name, rel, openRel, spath, st, links)
 	default:
 		sc.skip(rel, SkipSpecial)
 	}
 	return nil
 }
 
+// special imports a fifo, socket or (as root) device as a node of its
+// kind. Sockets are imported as cp -a and rsync -a copy them: the name,
+// whose listener stays on the host (nothing in the session can reach it).
+// Devices need root, as creating one does: a daemon that could not apply
+// one back, or whose staging would hand a non-root caller a device node,
+// leaves them out.
+func (sc *scanner) special(dfd int, name, rel, openRel string, spath vfs.Path, st *unix.Stat_t, links int) {
+	kind := kindOf(st.Mode)
+	if (kind == vfs.KindCharDev || kind == vfs.KindBlockDev) && !sc.privileged {
+		sc.skip(rel, SkipDevice)
+		return
+	}
+	if !sc.mp.included(rel) {
+		return
+	}
+	x, done := sc.xattrsOf(dfd, name, openRel, links)
+	defer done()
+	e := entry{path: spath, kind: kind, meta: sc.meta(rel, st, x)}
+	sc.linked(&e, st)
+	sc.add(e)
+}
+
+// xattrsOf reads the attributes of name in dfd — or, for the target of a
+// followed symlink, of openRel beneath the root, resolved again without
+// symlinks. done releases what it opened.
+func (sc *scanner) xattrsOf(dfd int, name, openRel string, links int) (x xattrIO, done func()) {
+	if links == 0 {
+		return xattrsAt(dfd, name), func() {}
+	}
+	fd, err := openBeneath(sc.root.fd, openRel, unix.O_PATH|unix.O_NOFOLLOW, true)
+	if err != nil {
+		return xattrIO{list: func([]byte) (int, error) { return 0, err }}, func() {}
+	}
+	return xattrsOfFd(fd, true), func() { unix.Close(fd) }
+}
+
 // symlink imports a symlink as a symlink, or what it points to when the
 // mount follows symlinks and the target stays inside the root.
-func (sc *scanner) symlink(dfd int, name, rel, openRel string, spath vfs.Path, ign *ignore.Stack, links int) error {
+func (sc *scanner) symlink(dfd int, name, rel, openRel string, spath vfs.Path, lst *unix.Stat_t, ign *ignore.Stack, links int) error {
 	if !sc.mp.FollowSymlinks {
 		if !sc.mp.included(rel) {
 			return nil
@@ -286,7 +365,9 @@ func (sc *scanner) symlink(dfd int, name, rel, openRel string, spath vfs.Path, i
 		case !utf8.ValidString(target):
 			sc.skip(rel, SkipTargetUTF8)
 		default:
-			sc.add(entry{path: spath, kind: vfs.KindSymlink, mode: vfs.SymlinkMode, target: target})
+			m := sc.meta(rel, lst, xattrsAt(dfd, name)) // lst: as listed, before readlink moved its atime
+			m.mode = vfs.SymlinkMode
+			sc.add(entry{path: spath, kind: vfs.KindSymlink, meta: m, target: target})
 		}
 		return nil
 	}

@@ -5,7 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/vfsd/vfsd/internal/textdiff"
 	"github.com/vfsd/vfsd/vfs"
@@ -22,8 +25,11 @@ const (
 )
 
 // DiffEntry is one path that differs. Directories appear only when added or
-// deleted (their contents are listed too), when their mode changed, or
-// when they replace, or are replaced by, another kind of node.
+// deleted (their contents are listed too), when their mode, owner or
+// extended attributes changed, or when they replace, or are replaced by,
+// another kind of node. A file, symlink or special file is modified when
+// its content, target, mode, owner, extended attributes or device number
+// changed; times alone are not a change.
 type DiffEntry struct {
 	Path    vfs.Path   `json:"path"`
 	Change  ChangeKind `json:"change"`
@@ -31,10 +37,27 @@ type DiffEntry struct {
 	OldKind vfs.Kind   `json:"old_kind,omitempty"` // set when the kind changed
 	OldSize int64      `json:"old_size,omitempty"`
 	NewSize int64      `json:"new_size,omitempty"`
-	OldMode uint32     `json:"old_mode,omitempty"`
-	NewMode uint32     `json:"new_mode,omitempty"`
-	OldBlob vfs.Hash   `json:"old_blob,omitzero"`
-	NewBlob vfs.Hash   `json:"new_blob,omitzero"`
+	// OldMode and NewMode are the twelve Unix permission bits (setuid
+	// 0o4000, setgid 0o2000, sticky 0o1000 and rwx), as chmod(2) takes them.
+	OldMode uint32   `json:"old_mode,omitempty"`
+	NewMode uint32   `json:"new_mode,omitempty"`
+	OldBlob vfs.Hash `json:"old_blob,omitzero"`
+	NewBlob vfs.Hash `json:"new_blob,omitzero"`
+	// OldOwner and NewOwner are the owner before and after: set on a
+	// modified entry whose owner changed (both), an added one (new) and a
+	// deleted one (old), when recorded.
+	OldOwner *vfs.Owner `json:"old_owner,omitempty"`
+	NewOwner *vfs.Owner `json:"new_owner,omitempty"`
+	// Xattrs are the extended attributes added, removed or changed, by
+	// name (an added node lists those it has).
+	Xattrs []XattrChange `json:"xattrs,omitempty"`
+	// OldRdev and NewRdev are a device's number before and after.
+	OldRdev uint64 `json:"old_rdev,omitempty"`
+	NewRdev uint64 `json:"new_rdev,omitempty"`
+	// LinkTo is set on an added name of a hard-linked node: another name
+	// of the same node that exists before this one (in the old tree, or
+	// earlier in path order in the new one), which it is a hard link to.
+	LinkTo vfs.Path `json:"link_to,omitempty"`
 	// OldTarget and NewTarget are a symlink's target before and after.
 	OldTarget string `json:"old_target,omitempty"`
 	NewTarget string `json:"new_target,omitempty"`
@@ -47,6 +70,13 @@ type DiffEntry struct {
 	// parts are Text split by side for WriteUnified: one part, or two
 	// (the old node removed, the new one added) when the kind changed.
 	parts []string
+}
+
+// XattrChange is one extended attribute that differs: Change is added,
+// modified or deleted.
+type XattrChange struct {
+	Name   string     `json:"name"`
+	Change ChangeKind `json:"change"`
 }
 
 // Diff is the difference between two trees, in path order.
@@ -149,10 +179,10 @@ func diffDir(a, b side, dir vfs.Path, d *Diff) {
 	for i, j := 0, 0; i < len(ca) || j < len(cb); {
 		switch {
 		case j == len(cb) || (i < len(ca) && ca[i].name < cb[j].name):
-			subtreeEntries(a.tree, dir.Join(ca[i].name), Deleted, true, d)
+			subtreeEntries(a.tree, a.tree, dir.Join(ca[i].name), Deleted, true, d)
 			i++
 		case i == len(ca) || cb[j].name < ca[i].name:
-			subtreeEntries(b.tree, dir.Join(cb[j].name), Added, true, d)
+			subtreeEntries(a.tree, b.tree, dir.Join(cb[j].name), Added, true, d)
 			j++
 		default:
 			diffNode(a, b, dir.Join(ca[i].name), ca[i].node, cb[j].node, d)
@@ -170,35 +200,100 @@ func diffNode(a, b side, p vfs.Path, na, nb vfs.Node, d *Diff) {
 		e.OldKind = na.Kind
 		d.add(e)
 		if na.IsDir() {
-			subtreeEntries(a.tree, p, Deleted, false, d)
+			subtreeEntries(a.tree, a.tree, p, Deleted, false, d)
 		}
 		if nb.IsDir() {
-			subtreeEntries(b.tree, p, Added, false, d)
+			subtreeEntries(a.tree, b.tree, p, Added, false, d)
 		}
 	case na.IsDir():
-		if na.Mode != nb.Mode {
+		if metaDiffers(na, nb) {
 			d.add(entry(p, Modified, na, nb))
 		}
 		diffDir(a, b, p, d)
-	case na.Blob != nb.Blob || na.Mode != nb.Mode || na.Target != nb.Target:
+	case na.Blob != nb.Blob || na.Target != nb.Target || na.Rdev != nb.Rdev || metaDiffers(na, nb):
 		d.add(entry(p, Modified, na, nb))
 	}
 }
 
+// metaDiffers reports whether a node's mode, owner or extended attributes
+// differ. An owner not recorded (vfs.NoOwner, data older than owners)
+// matches any.
+func metaDiffers(a, b vfs.Node) bool {
+	return a.Mode != b.Mode || ownerDiffers(a.Uid, b.Uid) || ownerDiffers(a.Gid, b.Gid) || a.Xattrs != b.Xattrs
+}
+
+func ownerDiffers(a, b uint32) bool { return a != b && a != vfs.NoOwner && b != vfs.NoOwner }
+
+// ownerOf returns n's owner, or nil when it is not recorded.
+func ownerOf(n vfs.Node) *vfs.Owner {
+	if !n.HasOwner() {
+		return nil
+	}
+	return &vfs.Owner{Uid: n.Uid, Gid: n.Gid}
+}
+
+// permOf returns n's twelve Unix permission bits.
+func permOf(n vfs.Node) uint32 { return n.UnixMode() & 0o7777 }
+
+// xattrChanges lists the attributes that differ from a to b, by name.
+func xattrChanges(a, b vfs.Xattrs) []XattrChange {
+	if a == b {
+		return nil
+	}
+	am, bm := a.Map(), b.Map()
+	var out []XattrChange
+	for _, name := range a.Names() {
+		if v, ok := bm[name]; !ok {
+			out = append(out, XattrChange{Name: name, Change: Deleted})
+		} else if string(v) != string(am[name]) {
+			out = append(out, XattrChange{Name: name, Change: Modified})
+		}
+	}
+	for _, name := range b.Names() {
+		if _, ok := am[name]; !ok {
+			out = append(out, XattrChange{Name: name, Change: Added})
+		}
+	}
+	slices.SortFunc(out, func(x, y XattrChange) int { return strings.Compare(x.Name, y.Name) })
+	return out
+}
+
 // subtreeEntries reports everything beneath p, and p itself when self is
 // set, as added or deleted.
-func subtreeEntries(t vfs.Tree, p vfs.Path, kind ChangeKind, self bool, d *Diff) {
+func subtreeEntries(a, t vfs.Tree, p vfs.Path, kind ChangeKind, self bool, d *Diff) {
 	_ = t.Walk(p, func(q vfs.Path, n vfs.Node) error {
 		if q == p && !self {
 			return nil
 		}
 		if kind == Added {
-			d.add(entry(q, Added, vfs.Node{}, n))
+			e := entry(q, Added, vfs.Node{}, n)
+			if n.Nlink > 1 && !n.IsDir() {
+				e.LinkTo = linkTarget(a, t, q, n)
+			}
+			d.add(e)
 		} else {
 			d.add(entry(q, Deleted, n, vfs.Node{}))
 		}
 		return nil
 	})
+}
+
+// linkTarget returns the name node n (added at p in t) is a hard link to:
+// the first other name of its inode that old holds as the same node, else
+// the first other name before p in path order; "" when p is its first.
+func linkTarget(old, t vfs.Tree, p vfs.Path, n vfs.Node) vfs.Path {
+	names := t.LinkNames(n.Ino)
+	for _, q := range names {
+		if on, ok := old.Get(q); ok && q != p && on.Ino == n.Ino && on.Kind == n.Kind {
+			return q
+		}
+	}
+	for _, q := range names {
+		if q != p && vfs.ComparePaths(q, p) < 0 {
+			return q
+		}
+	}
+	return ""
 }
 
 func entry(p vfs.Path, kind ChangeKind, before, after vfs.Node) DiffEntry {
@@ -207,10 +302,24 @@ func entry(p vfs.Path, kind ChangeKind, before, after vfs.Node) DiffEntry {
 		e.Kind = before.Kind
 	}
 	if kind != Added {
-		e.OldSize, e.OldMode, e.OldBlob, e.OldTarget = before.Size, uint32(before.Mode), before.Blob, before.Target
+		e.OldSize, e.OldMode, e.OldBlob, e.OldTarget, e.OldRdev = before.Size, permOf(before), before.Blob, before.Target, before.Rdev
 	}
 	if kind != Deleted {
-		e.NewSize, e.NewMode, e.NewBlob, e.NewTarget = after.Size, uint32(after.Mode), after.Blob, after.Target
+		e.NewSize, e.NewMode, e.NewBlob, e.NewTarget, e.NewRdev = after.Size, permOf(after), after.Blob, after.Target, after.Rdev
+	}
+	switch kind {
+	case Added:
+		e.NewOwner = ownerOf(after)
+		e.Xattrs = xattrChanges(vfs.Xattrs{}, after.Xattrs)
+	case Deleted:
+		e.OldOwner = ownerOf(before)
+	default:
+		if ownerDiffers(before.Uid, after.Uid) || ownerDiffers(before.Gid, after.Gid) {
+			e.OldOwner, e.NewOwner = ownerOf(before), ownerOf(after)
+		}
+		if before.Kind == after.Kind {
+			e.Xattrs = xattrChanges(before.Xattrs, after.Xattrs)
+		}
 	}
 	return e
 }
@@ -236,10 +345,13 @@ func (r *Repo) addText(ctx context.Context, e *DiffEntry, limit int64) error {
 	if e.OldKind != 0 {
 		oldKind = e.OldKind
 	}
-	hasOld := e.Change != Added && oldKind != vfs.KindDir
-	hasNew := e.Change != Deleted && e.Kind != vfs.KindDir
+	hasOld := e.Change != Added && oldKind != vfs.KindDir && !oldKind.IsSpecial()
+	hasNew := e.Change != Deleted && e.Kind != vfs.KindDir && !e.Kind.IsSpecial()
 	if !hasOld && !hasNew {
 		return nil
+	}
+	if e.Change == Modified && e.OldKind == 0 && e.OldBlob == e.NewBlob && e.OldTarget == e.NewTarget {
+		return nil // only metadata changed
 	}
 	content := func(kind vfs.Kind, size int64, blob vfs.Hash, target string) ([]byte, error) {
 		switch {
@@ -291,30 +403,72 @@ func (r *Repo) addText(ctx context.Context, e *DiffEntry, limit int64) error {
 // gitMode renders a node's mode as git's diff headers do: 100644 for a
 // file with mode 0644, 120000 for a symlink, 040755 for a directory (which
 // git never shows; vfsd does, as a mode matters when it is applied). The
-// exact permission bits are shown, so a 0777 file is 100777.
+// exact permission bits are shown, setuid, setgid and sticky included, so
+// a 0777 file is 100777 and a setuid one 104755 (which git cannot express;
+// the line says it all the same). Fifos, sockets and devices show their
+// stat(2) type: 010644, 140755, 020620, 060660.
 func gitMode(kind vfs.Kind, mode uint32) string {
+	mode &= 0o7777
 	switch kind {
 	case vfs.KindSymlink:
 		return "120000"
 	case vfs.KindDir:
-		return fmt.Sprintf("04%04o", mode&0o7777)
+		return fmt.Sprintf("04%04o", mode)
+	case vfs.KindFifo:
+		return fmt.Sprintf("01%04o", mode)
+	case vfs.KindCharDev:
+		return fmt.Sprintf("02%04o", mode)
+	case vfs.KindBlockDev:
+		return fmt.Sprintf("06%04o", mode)
+	case vfs.KindSocket:
+		return fmt.Sprintf("14%04o", mode)
 	}
-	return fmt.Sprintf("10%04o", mode&0o7777)
+	return fmt.Sprintf("10%04o", mode)
 }
 
 // WriteUnified writes d as git writes a diff: per path a "diff --git"
 // line, the mode lines ("new file mode 100755", "old mode 100644" / "new
-// mode 100777", "deleted file mode ..."; "new directory mode 040755" and
-// the like for directories), then the unified diff of the content — a
-// symlink's being its target — or "Binary files ... differ". Every path is
-// quoted as git quotes it (textdiff.QuotePath), so no name can forge a
-// line. Entries need the diff's Text (DiffOptions.Text) for their hunks.
+// mode 104755", "deleted file mode ..."; "new directory mode 040755" and
+// the like for directories), then vfsd's extended header lines — "hard
+// link to PATH" (an added name of an existing node), "owner 0:0 ->
+// 1000:1000", "xattr NAME added|changed|removed", "device MAJOR:MINOR"
+// (an added device) or "old device"/"new device" — then the unified diff
+// of the content — a symlink's being its target — or "Binary files ...
+// differ". Every path and attribute name is quoted as git quotes paths
+// (textdiff.QuotePath), so no name can forge a line. Entries need the
+// diff's Text (DiffOptions.Text) for their hunks.
 func (d *Diff) WriteUnified(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	for i := range d.Entries {
 		writeEntry(bw, &d.Entries[i])
 	}
 	return bw.Flush()
+}
+
+// writeExtended writes an entry's extended header lines (see WriteUnified).
+func writeExtended(w *bufio.Writer, e *DiffEntry) {
+	dev := func(rdev uint64) string { return fmt.Sprintf("%d:%d", unix.Major(rdev), unix.Minor(rdev)) }
+	isDev := func(k vfs.Kind) bool { return k == vfs.KindCharDev || k == vfs.KindBlockDev }
+	switch e.Change {
+	case Added:
+		if e.LinkTo != "" {
+			fmt.Fprintf(w, "hard link to %s\n", textdiff.QuotePath(string(e.LinkTo)))
+		}
+		if isDev(e.Kind) {
+			fmt.Fprintf(w, "device %s\n", dev(e.NewRdev))
+		}
+	case Modified:
+		if e.OldOwner != nil && e.NewOwner != nil {
+			fmt.Fprintf(w, "owner %d:%d -> %d:%d\n", e.OldOwner.Uid, e.OldOwner.Gid, e.NewOwner.Uid, e.NewOwner.Gid)
+		}
+		if e.OldKind == 0 && isDev(e.Kind) && e.OldRdev != e.NewRdev {
+			fmt.Fprintf(w, "old device %s\nnew device %s\n", dev(e.OldRdev), dev(e.NewRdev))
+		}
+	}
+	for _, x := range e.Xattrs {
+		verb := map[ChangeKind]string{Added: "added", Modified: "changed", Deleted: "removed"}[x.Change]
+		fmt.Fprintf(w, "xattr %s %s\n", textdiff.QuotePath(x.Name), verb)
+	}
 }
 
 // writeEntry writes one entry of WriteUnified.
@@ -355,6 +509,7 @@ func writeEntry(w *bufio.Writer, e *DiffEntry) {
 	case e.Change == Added:
 		header()
 		fmt.Fprintf(w, "new %s mode %s\n", noun(e.Kind), gitMode(e.Kind, e.NewMode))
+		writeExtended(w, e)
 		body(part(0), false, e.Kind != vfs.KindDir)
 	case e.Change == Deleted:
 		header()
@@ -369,6 +524,7 @@ func writeEntry(w *bufio.Writer, e *DiffEntry) {
 		}
 		header()
 		fmt.Fprintf(w, "new %s mode %s\n", noun(e.Kind), gitMode(e.Kind, e.NewMode))
+		writeExtended(w, e)
 		if e.Kind != vfs.KindDir {
 			body(part(1), false, true)
 		}
@@ -377,6 +533,7 @@ func writeEntry(w *bufio.Writer, e *DiffEntry) {
 		if om, nm := gitMode(e.Kind, e.OldMode), gitMode(e.Kind, e.NewMode); om != nm {
 			fmt.Fprintf(w, "old mode %s\nnew mode %s\n", om, nm)
 		}
+		writeExtended(w, e)
 		if e.Kind != vfs.KindDir {
 			body(part(0), true, true)
 		}

@@ -19,14 +19,31 @@ type MaterializeReport struct {
 	Files    int64 `json:"files"`
 	Dirs     int64 `json:"dirs"`
 	Symlinks int64 `json:"symlinks"`
+	Special  int64 `json:"special,omitempty"` // fifos, sockets and devices
+	Links    int64 `json:"links,omitempty"`   // further names of hard-linked files
 	Bytes    int64 `json:"bytes"`
+	// Skipped lists what could not be written as the session has it:
+	// devices and other owners when not root, extended attributes the
+	// target file system or the caller's privileges refuse.
+	Skipped []MaterializeSkip `json:"skipped,omitempty"`
+}
+
+// MaterializeSkip is one thing Materialize left out, and why.
+type MaterializeSkip struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 // Materialize writes src — a snapshot, or a live session's current state —
 // as an ordinary directory tree at dir, which must not exist or be empty:
-// files with their content, modes and modification times, directories and
-// symlinks. Content is copied with reflink or copy_file_range where the
-// filesystem allows. It is for consumers that cannot use a FUSE mount.
+// files with their content, directories, symlinks, fifos, sockets and (as
+// root) devices, with their modes (setuid, setgid and sticky included),
+// owners (as root), extended attributes, access and modification times,
+// and hard links as hard links (later names linked to the first written).
+// Content is copied with reflink or copy_file_range where the filesystem
+// allows. It is for consumers that cannot use a FUSE mount. What cannot be
+// written (a device or another owner without root, an attribute the file
+// system refuses) is listed in the report's Skipped, not an error.
 func (r *Repo) Materialize(ctx context.Context, src Source, dir string) (MaterializeReport, error) {
 	var rep MaterializeReport
 	tree := vfs.Tree{}
@@ -50,12 +67,21 @@ func (r *Repo) Materialize(ctx context.Context, src Source, dir string) (Materia
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) > 0 {
 		return rep, &vfs.Error{Op: "materialize", Path: dir, Code: vfs.CodeExists, Msg: "target directory is not empty; choose a new or empty directory"}
 	}
+	m := &materializer{rep: &rep, root: os.Geteuid() == 0}
 	var dirs []vfs.Path
+	first := map[uint64]string{} // hard-linked inode → its first name written
 	err := tree.Walk(vfs.Root, func(p vfs.Path, n vfs.Node) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		target := filepath.Join(dir, string(p))
+		if !n.IsDir() && n.Nlink > 1 {
+			if name, ok := first[n.Ino]; ok {
+				rep.Links++
+				return os.Link(name, target)
+			}
+			first[n.Ino] = target
+		}
 		switch n.Kind {
 		case vfs.KindDir:
 			dirs = append(dirs, p)
@@ -69,13 +95,23 @@ func (r *Repo) Materialize(ctx context.Context, src Source, dir string) (Materia
 			if err := os.Symlink(n.Target, target); err != nil {
 				return err
 			}
-			t := unix.NsecToTimespec(n.Updated * 1e6)
-			return unix.UtimesNanoAt(unix.AT_FDCWD, target, []unix.Timespec{t, t}, unix.AT_SYMLINK_NOFOLLOW)
-		default:
+		case vfs.KindFile:
 			rep.Files++
 			rep.Bytes += n.Size
-			return r.materializeFile(ctx, target, n)
+			if err := r.materializeFile(ctx, target, n); err != nil {
+				return err
+			}
+		default:
+			if (n.Kind == vfs.KindCharDev || n.Kind == vfs.KindBlockDev) && !m.root {
+				m.skip(p, "a device: only root can create one")
+				return nil
+			}
+			rep.Special++
+			if err := unix.Mknod(target, n.UnixMode()&^0o7777|0o600, int(n.Rdev)); err != nil {
+				return err
+			}
 		}
+		return m.meta(p, target, n)
 	})
 	if err != nil {
 		return rep, fmt.Errorf("materialize: %w", err)
@@ -84,15 +120,48 @@ func (r *Repo) Materialize(ctx context.Context, src Source, dir string) (Materia
 	// directory changes its mtime, and a read-only one refuses new entries.
 	for _, p := range slices.Backward(dirs) {
 		n, _ := tree.Get(p)
-		target := filepath.Join(dir, string(p))
-		if err := os.Chmod(target, n.Mode); err != nil {
-			return rep, fmt.Errorf("materialize: %w", err)
-		}
-		if err := os.Chtimes(target, n.UpdatedAt(), n.UpdatedAt()); err != nil {
+		if err := m.meta(p, filepath.Join(dir, string(p)), n); err != nil {
 			return rep, fmt.Errorf("materialize: %w", err)
 		}
 	}
 	return rep, nil
+}
+
+// materializer carries one Materialize.
+type materializer struct {
+	rep  *MaterializeReport
+	root bool // the process may chown, create devices and set trusted.*
+}
+
+func (m *materializer) skip(p vfs.Path, reason string) {
+	m.rep.Skipped = append(m.rep.Skipped, MaterializeSkip{Path: string(p), Reason: reason})
+}
+
+// meta gives the just-created target (never followed if a symlink) n's
+// owner, extended attributes, mode and times — the owner first, as chown
+// clears setuid and setgid.
+func (m *materializer) meta(p vfs.Path, target string, n vfs.Node) error {
+	if n.HasOwner() && (m.root || n.Uid == uint32(os.Geteuid())) {
+		if err := os.Lchown(target, int(n.Uid), int(n.Gid)); err != nil && !errors.Is(err, unix.EPERM) {
+			return err
+		} else if err != nil {
+			m.skip(p, fmt.Sprintf("owner %d:%d: %v", n.Uid, n.Gid, err))
+		}
+	} else if n.HasOwner() && n.Uid != uint32(os.Geteuid()) {
+		m.skip(p, fmt.Sprintf("owner %d:%d: only root can give a file another owner", n.Uid, n.Gid))
+	}
+	for name, value := range n.Xattrs.Map() {
+		if err := unix.Lsetxattr(target, name, value, 0); err != nil {
+			m.skip(p, fmt.Sprintf("extended attribute %q: %v", name, err))
+		}
+	}
+	if n.Kind != vfs.KindSymlink {
+		if err := os.Chmod(target, n.FileMode()&vfs.PermBits); err != nil {
+			return err
+		}
+	}
+	ts := []unix.Timespec{unix.NsecToTimespec(n.Atime), unix.NsecToTimespec(n.Mtime)}
+	return unix.UtimesNanoAt(unix.AT_FDCWD, target, ts, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 func (r *Repo) materializeFile(ctx context.Context, target string, n vfs.Node) error {
@@ -106,14 +175,8 @@ func (r *Repo) materializeFile(ctx context.Context, target string, n vfs.Node) e
 		return err
 	}
 	err = vfs.CopyBlob(f, b, n.Size)
-	if err == nil {
-		err = f.Chmod(n.Mode)
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil {
-		err = os.Chtimes(target, n.UpdatedAt(), n.UpdatedAt())
 	}
 	if err != nil {
 		return errors.Join(err, os.Remove(target))

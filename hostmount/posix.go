@@ -1,0 +1,186 @@
+package hostmount
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// meta is what an import keeps of a host entry besides its content: the
+// host's owner, all twelve mode bits, its times, a device's number and its
+// extended attributes.
+type meta struct {
+	mode                fs.FileMode // vfs.PermBits
+	uid, gid            uint32
+	atime, mtime, ctime int64 // Unix ns
+	rdev                uint64
+	xattrs              vfs.Xattrs
+}
+
+// metaOf takes an entry's metadata from its lstat.
+func metaOf(st *unix.Stat_t) meta {
+	return meta{mode: vfs.ModeFromUnix(st.Mode), uid: st.Uid, gid: st.Gid,
+		atime: st.Atim.Nano(), mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), rdev: st.Rdev}
+}
+
+// node returns the session node for an entry's metadata: the host's owner,
+// mode and times. The change time is the host's, not the import's: an
+// import of an unchanged folder is then the same tree, snapshot for
+// snapshot (and the engine sets ctime itself from the first change in the
+// session on). The birth time is the host's modification time, as before
+// owners existed (stat(2) does not give a birth time).
+func (m meta) node(kind vfs.Kind) vfs.Node {
+	n := vfs.Node{Kind: kind, Mode: m.mode, Uid: m.uid, Gid: m.gid, Version: 1,
+		Atime: m.atime, Mtime: m.mtime, Ctime: m.ctime, Btime: m.mtime, Xattrs: m.xattrs}
+	if kind == vfs.KindCharDev || kind == vfs.KindBlockDev {
+		n.Rdev = m.rdev
+	}
+	return n
+}
+
+// kindOf returns the node kind of a stat mode's file type.
+func kindOf(mode uint32) vfs.Kind {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return vfs.KindFile
+	case unix.S_IFDIR:
+		return vfs.KindDir
+	case unix.S_IFLNK:
+		return vfs.KindSymlink
+	case unix.S_IFIFO:
+		return vfs.KindFifo
+	case unix.S_IFSOCK:
+		return vfs.KindSocket
+	case unix.S_IFCHR:
+		return vfs.KindCharDev
+	case unix.S_IFBLK:
+		return vfs.KindBlockDev
+	}
+	return 0
+}
+
+// isRoot reports whether the daemon runs as root: it then imports and
+// applies trusted.* and security.* attributes, devices and any owner.
+var isRoot = os.Geteuid() == 0
+
+// xattrNamespace reports whether an attribute of this name is imported and
+// applied: user.* always; trusted.* and security.* (file capabilities,
+// SELinux labels) as root only. Others (system.* ACLs) are left alone.
+func xattrNamespace(name string, root bool) bool {
+	switch {
+	case strings.HasPrefix(name, "user."):
+		return true
+	case strings.HasPrefix(name, "trusted."), strings.HasPrefix(name, "security."):
+		return root
+	}
+	return false
+}
+
+// xattrIO reads one host entry's attributes: list fills buf with the
+// NUL-separated names, get one value, as llistxattr(2) and lgetxattr(2).
+type xattrIO struct {
+	list func(buf []byte) (int, error)
+	get  func(name string, buf []byte) (int, error)
+}
+
+// xattrsAt reads the attributes of name in the directory open as dfd,
+// never following a symlink: the path goes through the directory's
+// descriptor (/proc/self/fd/N/name), so a rename of anything above it
+// changes nothing, and the l* calls do not follow a final symlink.
+func xattrsAt(dfd int, name string) xattrIO {
+	p := fmt.Sprintf("/proc/self/fd/%d/%s", dfd, name)
+	return xattrIO{
+		list: func(buf []byte) (int, error) { return unix.Llistxattr(p, buf) },
+		get:  func(attr string, buf []byte) (int, error) { return unix.Lgetxattr(p, attr, buf) },
+	}
+}
+
+// xattrsOfFd reads the attributes of what fd is open on: directly for an
+// ordinary descriptor, through /proc/self/fd/N for an O_PATH one (which
+// the f* calls refuse; the magic link leads to the very inode open).
+func xattrsOfFd(fd int, opath bool) xattrIO {
+	if opath {
+		p := fmt.Sprintf("/proc/self/fd/%d", fd)
+		return xattrIO{
+			list: func(buf []byte) (int, error) { return unix.Listxattr(p, buf) },
+			get:  func(attr string, buf []byte) (int, error) { return unix.Getxattr(p, attr, buf) },
+		}
+	}
+	return xattrIO{
+		list: func(buf []byte) (int, error) { return unix.Flistxattr(fd, buf) },
+		get:  func(attr string, buf []byte) (int, error) { return unix.Fgetxattr(fd, attr, buf) },
+	}
+}
+
+// readXattrs returns the attributes an import keeps (see xattrNamespace),
+// within the engine's bounds (vfs.MaxXattrValue a value, vfs.MaxXattrBytes
+// a node), and the names it left out for being over them. A file system
+// without attributes, or an entry gone meanwhile, has none.
+func readXattrs(x xattrIO, root bool) (vfs.Xattrs, []string) {
+	names, err := grow(func(buf []byte) (int, error) { return x.list(buf) })
+	if err != nil || len(names) == 0 {
+		return vfs.Xattrs{}, nil
+	}
+	m := map[string][]byte{}
+	var over []string
+	total := 0
+	for _, name := range strings.Split(strings.TrimRight(string(names), "\x00"), "\x00") {
+		if !xattrNamespace(name, root) {
+			continue
+		}
+		v, err := grow(func(buf []byte) (int, error) { return x.get(name, buf) })
+		if err != nil {
+			continue // removed meanwhile, or unreadable
+		}
+		if len(name) > vfs.MaxXattrName || len(v) > vfs.MaxXattrValue || total+len(name)+len(v) > vfs.MaxXattrBytes {
+			over = append(over, name)
+			continue
+		}
+		total += len(name) + len(v)
+		m[name] = v
+	}
+	xs, err := vfs.XattrsOf(m)
+	if err != nil { // cannot happen within the bounds checked above
+		return vfs.Xattrs{}, append(over, "(all)")
+	}
+	return xs, over
+}
+
+// grow calls fn with a buffer big enough for its answer.
+func grow(fn func(buf []byte) (int, error)) ([]byte, error) {
+	buf := make([]byte, 1024)
+	for range 8 {
+		n, err := fn(buf)
+		switch {
+		case err == nil:
+			return buf[:n], nil
+		case errors.Is(err, unix.ERANGE):
+			size, err := fn(nil)
+			if err != nil {
+				return nil, err
+			}
+			buf = make([]byte, max(size, 2*len(buf)))
+		default:
+			return nil, err
+		}
+	}
+	return nil, unix.ERANGE
+}
+
+// noAtime opens for reading with O_NOATIME, so neither an import nor an
+// apply moves the host's access times (what it records or compares), and
+// without it where the kernel refuses it (EPERM: not the file's owner and
+// not root).
+func noAtime(open func(flags int) (int, error), flags int) (int, error) {
+	fd, err := open(flags | unix.O_NOATIME)
+	if errors.Is(err, unix.EPERM) {
+		return open(flags)
+	}
+	return fd, err
+}
