@@ -147,6 +147,8 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
 		NegativeTimeout: &negative,
+		// Mode 0 is mode 0 (go-fuse would show 0644/0755 instead).
+		NullPermissions: true,
 		RootStableAttr:  &gofs.StableAttr{Ino: rootNode.Ino, Mode: syscall.S_IFDIR},
 	}
 	server, err := gofs.Mount(dir, m.root, fo)
