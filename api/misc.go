@@ -67,11 +67,19 @@ type MountRequest struct {
 	// with the kernel's permission checks (default_permissions): every
 	// user is held to the files' permission bits and owner.
 	AllowOther bool `json:"allow_other,omitempty"`
-	// UID and GID own every file and directory in the mount (default: the
-	// daemon's user and group): with allow_other, the container user
-	// that should have the owner's rights.
+	// UID and GID stand for the session's default owner in the mount
+	// (the daemon's user and group unless the session says otherwise):
+	// files it owns show as owned by UID/GID, and what UID/GID create is
+	// stored as its (the two IDs swap places). With allow_other, the
+	// container user that should have the owner's rights. Files with
+	// other owners show their own.
 	UID uint32 `json:"uid,omitempty"`
 	GID uint32 `json:"gid,omitempty"`
+	// NoDefaultPermissions turns off the kernel's permission checks
+	// (default_permissions, on by default): every caller may then do what
+	// the daemon's user may, whatever owners and modes say. Ignored with
+	// allow_other.
+	NoDefaultPermissions bool `json:"no_default_permissions,omitempty"`
 }
 
 // FuseMount is a session's FUSE mount.
@@ -80,10 +88,14 @@ type FuseMount struct {
 	ReadOnly   bool   `json:"read_only,omitempty"`
 	AllowOther bool   `json:"allow_other,omitempty"`
 	// DefaultPermissions says the kernel checks permission bits and
-	// ownership; always set with AllowOther.
+	// ownership: set unless NoDefaultPermissions, always with AllowOther.
 	DefaultPermissions bool   `json:"default_permissions,omitempty"`
 	UID                uint32 `json:"uid,omitempty"`
 	GID                uint32 `json:"gid,omitempty"`
+	// NoDefaultPermissions records that the mount was asked without the
+	// kernel's checks (mounts recorded before it existed had them only
+	// with AllowOther; they get them now).
+	NoDefaultPermissions bool `json:"no_default_permissions,omitempty"`
 }
 
 // Event is one notice on a session's event stream (data of an SSE

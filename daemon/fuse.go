@@ -30,10 +30,12 @@ func (d *Daemon) handleMount(w http.ResponseWriter, r *http.Request) error {
 	if req.Dir == "" || !filepath.IsAbs(req.Dir) {
 		return apiErr(api.CodeInvalidInput, "dir must be an absolute host directory to mount the session at, not %q", req.Dir)
 	}
-	// allow_other always comes with default_permissions (mount.Options
-	// enforces it too): the server checks no permissions itself.
+	// default_permissions is on unless asked off, and always with
+	// allow_other (mount.Options enforces it too): the server checks no
+	// permissions itself.
+	noDP := req.NoDefaultPermissions && !req.AllowOther
 	fm := api.FuseMount{Dir: filepath.Clean(req.Dir), ReadOnly: req.ReadOnly, AllowOther: req.AllowOther,
-		DefaultPermissions: req.AllowOther, UID: req.UID, GID: req.GID}
+		DefaultPermissions: !noDP, NoDefaultPermissions: noDP, UID: req.UID, GID: req.GID}
 	if fi, err := os.Stat(fm.Dir); err != nil || !fi.IsDir() {
 		return apiErr(api.CodeInvalidInput, "cannot mount at %s: it is not an existing directory; create it first", fm.Dir)
 	}
@@ -114,8 +116,9 @@ func (d *Daemon) mountFuse(e *entry, fm api.FuseMount) error {
 	if gone { // closeSession, which holds hostMu, has unmounted everything
 		return errClosed(e.id)
 	}
+	fm.DefaultPermissions = !fm.NoDefaultPermissions || fm.AllowOther // records from before the field
 	m, err := mount.New(e.s, fm.Dir, mount.Options{ReadOnly: fm.ReadOnly, AllowOther: fm.AllowOther,
-		DefaultPermissions: fm.DefaultPermissions || fm.AllowOther, UID: fm.UID, GID: fm.GID})
+		NoDefaultPermissions: !fm.DefaultPermissions, UID: fm.UID, GID: fm.GID})
 	if err != nil {
 		return apiErr(api.CodeUnavailable, "%v", err)
 	}

@@ -43,7 +43,21 @@ func TestFuseMountAllowOtherChecksPermissions(t *testing.T) {
 		return string(out), err
 	}
 
-	fm, err := s.c.Mount(ctx, "o", api.MountRequest{Dir: dir, AllowOther: true})
+	// Without allow_other the kernel checks too, unless asked not to.
+	fm, err := s.c.Mount(ctx, "o", api.MountRequest{Dir: dir})
+	require.NoError(t, err)
+	require.True(t, fm.DefaultPermissions, "default_permissions is the default")
+	require.NoError(t, s.c.Unmount(ctx, "o", dir))
+	fm, err = s.c.Mount(ctx, "o", api.MountRequest{Dir: dir, NoDefaultPermissions: true})
+	require.NoError(t, err)
+	require.False(t, fm.DefaultPermissions)
+	require.NoError(t, s.c.Unmount(ctx, "o", dir))
+	fm, err = s.c.Mount(ctx, "o", api.MountRequest{Dir: dir, AllowOther: true, NoDefaultPermissions: true})
+	require.NoError(t, err)
+	require.True(t, fm.DefaultPermissions, "allow_other always comes with the kernel's checks")
+	require.NoError(t, s.c.Unmount(ctx, "o", dir))
+
+	fm, err = s.c.Mount(ctx, "o", api.MountRequest{Dir: dir, AllowOther: true})
 	require.NoError(t, err)
 	require.True(t, fm.DefaultPermissions)
 	require.NoError(t, os.Chmod(filepath.Join(dir, "secret"), 0o600), "the owner (root) may chmod")

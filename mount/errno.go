@@ -41,7 +41,13 @@ func Errno(err error) syscall.Errno {
 	case vfs.CodeInvalid, vfs.CodeInvalidPattern:
 		return syscall.EINVAL
 	case vfs.CodeTooLarge:
-		return syscall.EFBIG
+		return tooLarge(err)
+	case vfs.CodeNoData:
+		return syscall.ENODATA
+	case vfs.CodeNoSpace:
+		return syscall.ENOSPC
+	case vfs.CodePermission:
+		return syscall.EPERM
 	case vfs.CodeForbidden:
 		return syscall.EACCES
 	case vfs.CodeStale:
@@ -52,4 +58,22 @@ func Errno(err error) syscall.Errno {
 		return syscall.EIO
 	}
 	return syscall.EIO
+}
+
+// tooLarge maps too_large by what was too large: a file's names (EMLINK),
+// an extended attribute's name (ERANGE) or value (E2BIG), else a file
+// (EFBIG).
+func tooLarge(err error) syscall.Errno {
+	var e *vfs.Error
+	if errors.As(err, &e) {
+		switch {
+		case e.Op == "link":
+			return syscall.EMLINK
+		case e.Op == "setxattr" && strings.Contains(e.Msg, "name"):
+			return syscall.ERANGE
+		case e.Op == "setxattr":
+			return syscall.E2BIG
+		}
+	}
+	return syscall.EFBIG
 }

@@ -2,7 +2,6 @@ package mount
 
 import (
 	"context"
-	"io/fs"
 	"os"
 	"sync"
 	"syscall"
@@ -18,7 +17,7 @@ import (
 // session handle (rwFile), which copies the file up on its first write.
 // When ino is not zero, the file at p must still be that inode (the one the
 // kernel opens); ENOENT otherwise: that file is gone.
-func (m *Mount) open(ctx context.Context, p vfs.Path, flags int, perm fs.FileMode, ino uint64) (gofs.FileHandle, uint32, syscall.Errno) {
+func (m *Mount) open(ctx context.Context, p vfs.Path, flags int, create vfs.CreateOptions, ino uint64) (gofs.FileHandle, uint32, syscall.Errno) {
 	write := flags&(os.O_WRONLY|os.O_RDWR) != 0 || flags&(os.O_CREATE|os.O_TRUNC) != 0
 	if write && m.opts.ReadOnly {
 		return nil, 0, syscall.EROFS
@@ -38,7 +37,7 @@ func (m *Mount) open(ctx context.Context, p vfs.Path, flags int, perm fs.FileMod
 		return f, fuse.FOPEN_KEEP_CACHE | fuse.FOPEN_NOFLUSH, 0
 	}
 	vflags := flags & (os.O_WRONLY | os.O_RDWR | os.O_CREATE | os.O_EXCL | os.O_TRUNC | os.O_APPEND)
-	h, err := m.s.OpenFile(ctx, p, vflags, perm)
+	h, err := m.s.OpenFileWith(ctx, p, vflags, create)
 	if err != nil {
 		return nil, 0, Errno(err)
 	}
@@ -155,11 +154,12 @@ type rwFile struct {
 }
 
 var (
-	_ gofs.FileReader   = (*rwFile)(nil)
-	_ gofs.FileWriter   = (*rwFile)(nil)
-	_ gofs.FileFlusher  = (*rwFile)(nil)
-	_ gofs.FileFsyncer  = (*rwFile)(nil)
-	_ gofs.FileReleaser = (*rwFile)(nil)
+	_ gofs.FileReader    = (*rwFile)(nil)
+	_ gofs.FileWriter    = (*rwFile)(nil)
+	_ gofs.FileFlusher   = (*rwFile)(nil)
+	_ gofs.FileFsyncer   = (*rwFile)(nil)
+	_ gofs.FileReleaser  = (*rwFile)(nil)
+	_ gofs.FileAllocater = (*rwFile)(nil)
 )
 
 // Read reads through the handle: it sees the handle's own writes.

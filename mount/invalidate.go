@@ -32,6 +32,11 @@ func (m *Mount) apply(e *vfs.Event) {
 		m.moved(e.Path, e.To, e.Exchange)
 	case vfs.OpRemove:
 		m.removed(e.Path)
+	case vfs.OpLink:
+		// The new name appears, and the node's link count and ctime
+		// change under every name (one kernel inode).
+		m.changed(e.Path)
+		m.changed(e.To)
 	default:
 		m.changed(e.Path)
 	}
@@ -72,6 +77,10 @@ func (m *Mount) removed(p vfs.Path) {
 	if parent == nil {
 		return
 	}
+	if child := parent.GetChild(p.Base()); child != nil {
+		// A hard link's other names keep the inode: its link count fell.
+		child.NotifyContent(0, 0)
+	}
 	parent.RmChild(p.Base())
 	parent.NotifyEntry(p.Base())
 	parent.NotifyContent(0, 0)
@@ -81,6 +90,11 @@ func (m *Mount) removed(p vfs.Path) {
 // invalidates both names.
 func (m *Mount) moved(from, to vfs.Path, exchange bool) {
 	fromParent, toParent := m.find(from.Parent()), m.find(to.Parent())
+	if toParent != nil && !exchange {
+		if over := toParent.GetChild(to.Base()); over != nil {
+			over.NotifyContent(0, 0) // replaced: a hard link's other names lose a link
+		}
+	}
 	switch {
 	case fromParent == nil && toParent == nil:
 		return

@@ -26,14 +26,28 @@ type Options struct {
 	ReadOnly bool
 	// AllowOther lets users other than the mounting one in (needs
 	// user_allow_other in /etc/fuse.conf when not root). It always
-	// implies DefaultPermissions: the FUSE server checks no permissions
-	// itself, so without the kernel's checks any user could read, write
-	// and chmod every file.
+	// implies the kernel's permission checks (NoDefaultPermissions is
+	// ignored): the FUSE server checks no permissions itself, so without
+	// them any user could read, write and chmod every file.
 	AllowOther bool
-	// DefaultPermissions has the kernel check permission bits and
-	// ownership (as for a local file system) before it asks the server.
+	// DefaultPermissions is kept for compatibility: the kernel's
+	// permission checks (FUSE default_permissions) are on unless
+	// NoDefaultPermissions turns them off.
 	DefaultPermissions bool
-	// UID and GID own every file; the mounting process's when zero.
+	// NoDefaultPermissions turns off the kernel's permission checks
+	// (default_permissions): every caller may then do everything the
+	// mounting user may, whatever the owners and modes say (sticky
+	// directories, 0600 files, chown rules are not enforced). It spares
+	// nothing measurable and is meant for debugging only; AllowOther
+	// overrides it.
+	NoDefaultPermissions bool
+	// UID and GID, when not zero, stand for the session's default owner
+	// (vfs.Session.DefaultOwner) in the mount: what the default owner
+	// owns shows as owned by UID/GID, and what UID/GID create or chown to
+	// is stored as the default owner's. The two IDs swap places (so the
+	// mapping stays one-to-one); every other owner shows as stored. With
+	// AllowOther, name the container's user, who then has the owner's
+	// rights over the session's files.
 	UID, GID uint32
 	// Debug logs every FUSE request to stderr.
 	Debug bool
@@ -59,8 +73,7 @@ type Mount struct {
 	s      *vfs.Session
 	dir    string
 	opts   Options
-	uid    uint32
-	gid    uint32
+	ids    idMap
 	origin string
 	root   *node
 	server *fuse.Server
@@ -84,14 +97,11 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 		opts.CacheTimeout = DefaultCacheTimeout
 	}
 	opts.Passthrough = opts.Passthrough && !opts.NoPassthrough
-	// Other users are held to the files' permission bits by the kernel:
-	// the server itself checks none.
-	opts.DefaultPermissions = opts.DefaultPermissions || opts.AllowOther
-	m := &Mount{s: s, dir: dir, opts: opts, uid: opts.UID, gid: opts.GID,
+	// Callers are held to the files' owners and modes by the kernel: the
+	// server itself checks none.
+	opts.DefaultPermissions = !opts.NoDefaultPermissions || opts.AllowOther
+	m := &Mount{s: s, dir: dir, opts: opts, ids: newIDMap(s.DefaultOwner(), opts.UID, opts.GID),
 		origin: fmt.Sprintf("fuse:%d:%s", mountSeq.Add(1), dir)}
-	if m.uid == 0 && m.gid == 0 {
-		m.uid, m.gid = uint32(os.Getuid()), uint32(os.Getgid())
-	}
 	rootNode, err := s.Stat(context.Background(), vfs.Root)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
@@ -120,20 +130,25 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 			Options:      mountOpts,
 			MaxWrite:     1 << 20,
 			MaxReadAhead: 1 << 20,
-			EnableLocks:  false,
-			// No extended attributes: ENOSYS makes the kernel answer
-			// EOPNOTSUPP itself from then on, as programs expect of a
-			// filesystem without them (go-fuse's default, ENODATA, made
-			// setxattr fail as if the attribute were missing), and spares
-			// a security.capability lookup on every write.
-			DisableXAttrs:            true,
+			// Locks are the kernel's (no FUSE lock requests): its local
+			// lock manager gives POSIX record locks their exact semantics
+			// (per process, F_SETLKW waits and detects deadlocks, signals
+			// interrupt it), open-file-description locks (F_OFD_*) and
+			// flock(2) per open file description, for every process on
+			// this host. Served by vfsd they would be no more correct and
+			// cost a round trip each; only mounts of one session at two
+			// directories do not see each other's locks.
+			EnableLocks: false,
+			// Extended attributes are served (user., trusted., security.);
+			// suid/sgid are killed by the kernel sending a chmod on write,
+			// truncate and chown (no handle_killpriv negotiated).
 			ExplicitDataCacheControl: true,
 		},
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
 		NegativeTimeout: &negative,
-		UID:             m.uid,
-		GID:             m.gid,
+		// Mode 0 is mode 0 (go-fuse would show 0644/0755 instead).
+		NullPermissions: true,
 		RootStableAttr:  &gofs.StableAttr{Ino: rootNode.Ino, Mode: syscall.S_IFDIR},
 	}
 	server, err := gofs.Mount(dir, m.root, fo)

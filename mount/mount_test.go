@@ -81,8 +81,4 @@ func TestMountReadWrite(t *testing.T) {
 	require.NoError(t, syscall.Stat(filepath.Join(dir, "lib/main.go"), &after))
 	require.Equal(t, before.Ino, after.Ino)
 	require.Equal(t, "package main\n// more\n", e.Read("lib/main.go"))
-
-	// Hard links are not supported.
-	err = os.Link(filepath.Join(dir, "new.txt"), filepath.Join(dir, "hard"))
-	require.ErrorIs(t, err, syscall.ENOTSUP)
 }

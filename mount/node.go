@@ -2,12 +2,12 @@ package mount
 
 import (
 	"context"
-	"io/fs"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -15,7 +15,7 @@ import (
 	"github.com/vfsd/vfsd/vfs"
 )
 
-// node is one file, directory or symlink of the mount. It knows its path
+// node is one file, directory, symlink or special file of the mount. It knows its path
 // through the inode tree go-fuse keeps (renames update it), so nothing
 // here caches session state — except the attributes last reported, which
 // are all that is left to report once the node has left the tree (fstat of
@@ -44,6 +44,12 @@ var (
 	_ gofs.NodeLinker     = (*node)(nil)
 	_ gofs.NodeStatfser   = (*node)(nil)
 	_ gofs.NodeFsyncer    = (*node)(nil)
+	_ gofs.NodeMknoder    = (*node)(nil)
+
+	_ gofs.NodeGetxattrer    = (*node)(nil)
+	_ gofs.NodeSetxattrer    = (*node)(nil)
+	_ gofs.NodeListxattrer   = (*node)(nil)
+	_ gofs.NodeRemovexattrer = (*node)(nil)
 )
 
 // path returns the node's session path, or false once the node has left
@@ -130,33 +136,34 @@ func stable(vn vfs.Node) gofs.StableAttr {
 	return gofs.StableAttr{Ino: vn.Ino, Mode: kindMode(vn)}
 }
 
-func kindMode(vn vfs.Node) uint32 {
-	switch vn.Kind {
-	case vfs.KindDir:
-		return syscall.S_IFDIR
-	case vfs.KindSymlink:
-		return syscall.S_IFLNK
-	}
-	return syscall.S_IFREG
-}
+// kindMode returns the file type bits (S_IFREG, S_IFDIR, S_IFIFO...).
+func kindMode(vn vfs.Node) uint32 { return vn.UnixMode() & syscall.S_IFMT }
 
-// fillAttr fills a FUSE attribute from an engine node.
+// fillAttr fills a FUSE attribute from an engine node: type and all twelve
+// mode bits, owner (through the mount's ID map), links, device number and
+// the four times to the nanosecond.
 func (m *Mount) fillAttr(vn vfs.Node, out *fuse.Attr) {
 	out.Ino = vn.Ino
-	out.Mode = kindMode(vn) | uint32(vn.Mode.Perm())
+	out.Mode = vn.UnixMode()
 	if m.opts.ReadOnly {
 		out.Mode &^= 0o222
 	}
 	out.Size = uint64(vn.Size)
 	out.Blocks = (out.Size + 511) / 512
 	out.Blksize = 4096
-	out.Nlink = 1
-	if vn.IsDir() {
-		out.Nlink = 2
+	out.Nlink = vn.Nlink
+	if out.Nlink == 0 {
+		out.Nlink = 1
+		if vn.IsDir() {
+			out.Nlink = 2
+		}
 	}
-	mt := vn.UpdatedAt()
-	out.SetTimes(&mt, &mt, &mt)
-	out.Owner = fuse.Owner{Uid: m.uid, Gid: m.gid}
+	if vn.Kind == vfs.KindCharDev || vn.Kind == vfs.KindBlockDev {
+		out.Rdev = devToFUSE(vn.Rdev)
+	}
+	at, mt, ct := vn.AccessedAt(), vn.UpdatedAt(), vn.ChangedAt()
+	out.SetTimes(&at, &mt, &ct)
+	out.Owner = fuse.Owner{Uid: m.ids.uidOut(vn.Uid), Gid: m.ids.gidOut(vn.Gid)}
 }
 
 // newChild returns the inode for an engine node found under name.
@@ -210,18 +217,16 @@ func (n *node) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOu
 	return 0
 }
 
-// Setattr changes mode, size and times; owners cannot change.
+// Setattr changes owner, mode, size and times, in that order. Whether the
+// caller may is the kernel's to check (default_permissions); it also
+// clears setuid/setgid by sending the mode without them (on write,
+// truncate and chown by whoever it applies to: no handle_killpriv is
+// negotiated).
 func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	if n.m.opts.ReadOnly {
 		return syscall.EROFS
 	}
 	ctx = n.ctx(ctx)
-	if uid, ok := in.GetUID(); ok && uid != n.m.uid {
-		return syscall.EPERM
-	}
-	if gid, ok := in.GetGID(); ok && gid != n.m.gid {
-		return syscall.EPERM
-	}
 	p, ok := n.path()
 	if !ok {
 		// Removed: only an open file is left, and only its size can change
@@ -237,8 +242,22 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		}
 		return n.Getattr(ctx, fh, out)
 	}
+	uid, setUID := in.GetUID()
+	gid, setGID := in.GetGID()
+	if setUID || setGID {
+		u, g := vfs.NoOwner, vfs.NoOwner
+		if setUID {
+			u = n.m.ids.uidIn(uid)
+		}
+		if setGID {
+			g = n.m.ids.gidIn(gid)
+		}
+		if _, err := n.m.s.Chown(ctx, p, u, g); err != nil {
+			return Errno(err)
+		}
+	}
 	if mode, ok := in.GetMode(); ok {
-		if _, err := n.m.s.Chmod(ctx, p, fs.FileMode(mode).Perm()); err != nil {
+		if _, err := n.m.s.Chmod(ctx, p, vfs.ModeFromUnix(mode)); err != nil {
 			return Errno(err)
 		}
 	}
@@ -253,18 +272,30 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 			return Errno(err)
 		}
 	}
-	if mtime, ok := in.GetMTime(); ok {
+	atime := timeSpec(in, fuse.FATTR_ATIME, fuse.FATTR_ATIME_NOW, in.Atime, in.Atimensec)
+	mtime := timeSpec(in, fuse.FATTR_MTIME, fuse.FATTR_MTIME_NOW, in.Mtime, in.Mtimensec)
+	if atime != vfs.UtimeOmit || mtime != vfs.UtimeOmit {
 		if h, isRW := fh.(*rwFile); isRW {
 			if err := h.h.Flush(); err != nil { // a later commit must not undo the time
 				return Errno(err)
 			}
 		}
-		if _, err := n.m.s.SetTimes(ctx, p, mtime); err != nil {
+		if _, err := n.m.s.Utimens(ctx, p, atime, mtime); err != nil {
 			return Errno(err)
 		}
 	}
-	// atime is not tracked: a request that sets only it succeeds unchanged.
 	return n.Getattr(ctx, fh, out)
+}
+
+// timeSpec reads one time of a SETATTR: omitted, now, or given.
+func timeSpec(in *fuse.SetAttrIn, set, now uint32, sec uint64, nsec uint32) vfs.TimeSpec {
+	switch {
+	case in.Valid&set == 0:
+		return vfs.UtimeOmit
+	case in.Valid&now != 0:
+		return vfs.UtimeNow
+	}
+	return vfs.At(time.Unix(int64(sec), int64(nsec)))
 }
 
 // Readdir lists the directory.
@@ -294,7 +325,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	fh, fuseFlags, errno := n.m.open(ctx, p, int(flags), 0, n.StableAttr().Ino)
+	fh, fuseFlags, errno := n.m.open(ctx, p, int(flags), vfs.CreateOptions{}, n.StableAttr().Ino)
 	if f, ok := fh.(*roFile); ok {
 		f.n = n
 	}
@@ -311,7 +342,8 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, errno
 	}
 	ctx = n.ctx(ctx)
-	fh, fuseFlags, errno := n.m.open(ctx, p, int(flags)|os.O_CREATE, fs.FileMode(mode).Perm(), 0)
+	opts := vfs.CreateOptions{Perm: vfs.ModeFromUnix(mode & 0o7777), Owner: n.m.caller(ctx)}
+	fh, fuseFlags, errno := n.m.open(ctx, p, int(flags)|os.O_CREATE, opts, 0)
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
@@ -334,7 +366,8 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if errno != 0 {
 		return nil, errno
 	}
-	vn, err := n.m.s.Mkdir(n.ctx(ctx), p, vfs.MkdirOptions{Perm: fs.FileMode(mode).Perm()})
+	vn, err := n.m.s.Mkdir(n.ctx(ctx), p, vfs.MkdirOptions{Perm: vfs.ModeFromUnix(mode & 0o7777),
+		ExactPerm: true, Owner: n.m.caller(ctx)})
 	if err != nil {
 		return nil, Errno(err)
 	}
@@ -410,7 +443,7 @@ func (n *node) Symlink(ctx context.Context, target, name string, out *fuse.Entry
 	if errno != 0 {
 		return nil, errno
 	}
-	vn, err := n.m.s.Symlink(n.ctx(ctx), target, p)
+	vn, err := n.m.s.SymlinkAs(n.ctx(ctx), target, p, n.m.caller(ctx))
 	if err != nil {
 		return nil, Errno(err)
 	}
@@ -428,11 +461,6 @@ func (n *node) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
 		return nil, Errno(err)
 	}
 	return []byte(t), 0
-}
-
-// Link is not supported: the engine has no hard links.
-func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.ENOTSUP
 }
 
 // Fsync on a node without a handle makes the journal durable.

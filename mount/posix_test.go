@@ -10,19 +10,15 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/posixtest"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/vfsd/vfsd/mount"
 )
 
 // posixUnsupported lists the go-fuse POSIX tests that exercise what the
-// mount deliberately does not do, and why. (XAttr, XAttrLarge and Tmpfile
-// are not here: they skip themselves, finding the features missing.)
+// mount deliberately does not do, and why. (Tmpfile is not here: it skips
+// itself, finding O_TMPFILE refused with EOPNOTSUPP.)
 var posixUnsupported = map[string]string{
-	"Link":             "hard links: the engine has none; link(2) fails with ENOTSUP",
-	"LinkUnlinkRename": "hard links: the engine has none; link(2) fails with ENOTSUP",
-	"Fallocate": "fallocate(2) is not implemented (the engine's handles cannot reserve space): " +
-		"it fails with EOPNOTSUPP, on which glibc's posix_fallocate and fio fall back to writing",
-	"FallocateKeepSize": "fallocate(2) is not implemented: it fails with EOPNOTSUPP",
 	"FcntlFlockLocksFile": "POSIX locks are left to the kernel (no FUSE lock requests): they are " +
 		"per process, as POSIX has them, so two descriptors of one process never conflict; the test " +
 		"expects open-file-description semantics, which go-fuse's loopback gets from the host's OFD locks",
@@ -48,19 +44,22 @@ func TestPosix(t *testing.T) {
 	}
 }
 
-// TestPosixUnsupported checks that what posixUnsupported skips fails the
-// way its reasons say, and that locks, left to the kernel, still exclude
-// other processes.
-func TestPosixUnsupported(t *testing.T) {
+// TestPosixLocks checks that locks, left to the kernel, exclude other
+// processes (flock(2) and POSIX record locks), and that fallocate serves
+// what it promises and refuses the rest.
+func TestPosixLocks(t *testing.T) {
 	_, m := mounted(t, map[string]string{"f": "content"}, mount.Options{})
 	path := filepath.Join(m.Dir(), "f")
-
-	require.ErrorIs(t, os.Link(path, filepath.Join(m.Dir(), "hard")), syscall.ENOTSUP)
 
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	require.NoError(t, err)
 	defer f.Close()
-	require.ErrorIs(t, syscall.Fallocate(int(f.Fd()), 0, 0, 1<<20), syscall.EOPNOTSUPP)
+	require.NoError(t, syscall.Fallocate(int(f.Fd()), 0, 0, 1<<20))
+	fi, err := f.Stat()
+	require.NoError(t, err)
+	require.Equal(t, int64(1<<20), fi.Size(), "mode 0 extends the file")
+	require.NoError(t, syscall.Fallocate(int(f.Fd()), unix.FALLOC_FL_KEEP_SIZE, 0, 2<<20))
+	require.ErrorIs(t, syscall.Fallocate(int(f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 0, 4096), syscall.EOPNOTSUPP)
 
 	flock := requireTool(t, "flock")
 	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_EX))

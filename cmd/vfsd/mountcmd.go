@@ -15,19 +15,27 @@ import (
 func newMountCmd(g *globalFlags) *cobra.Command {
 	var req api.MountRequest
 	cmd := remoteCmd(g, &cobra.Command{
-		Use:   "mount SESSION DIR [--read-only] [--allow-other [--uid UID --gid GID]]",
+		Use:   "mount SESSION DIR [--read-only] [--allow-other] [--uid UID --gid GID] [--no-default-permissions]",
 		Short: "Mount a session at a host directory through FUSE (the daemon mounts it)",
 		Long: `Has the daemon mount SESSION at the existing directory DIR: programs (a
 container bind-mounting DIR, say) then work on the very files the session's
 tools change. The mount lasts until vfsd unmount DIR or the session closes, and
 comes back when the daemon restarts.
 
---allow-other lets other users in (a container running as another uid), and
-always turns on the kernel's permission checks (FUSE default_permissions):
-every user is held to the files' permission bits and owner, as on a local
-file system, so another user cannot read a 0600 file or chmod what it does
-not own. Every file is owned by the daemon's user unless --uid/--gid name the
-user (the container's) that should have the owner's rights.`,
+Files keep POSIX owners, modes (setuid, setgid, sticky), hard links, fifos,
+sockets, devices, extended attributes and nanosecond times. The kernel checks
+permissions against them (FUSE default_permissions), as on a local file
+system: a user cannot read another's 0600 file, chmod what it does not own,
+or delete another's file from a sticky directory.
+
+--allow-other lets other users in (a container running as another uid).
+--uid/--gid name the user (the container's) that stands for the session's
+default owner (the daemon's user): files it owns show as owned by UID/GID,
+and what UID/GID create is stored as its; other owners show as they are.
+--no-default-permissions turns the kernel's checks off (not with
+--allow-other): every caller may then do what the daemon's user may,
+whatever owners and modes say. It gains nothing measurable; use it only to
+debug permission problems.`,
 		Args: usageArgs(cobra.ExactArgs(2)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		dir, err := filepath.Abs(args[1])
@@ -43,8 +51,9 @@ user (the container's) that should have the owner's rights.`,
 	})
 	cmd.Flags().BoolVar(&req.ReadOnly, "read-only", false, "refuse every change through the mount")
 	cmd.Flags().BoolVar(&req.AllowOther, "allow-other", false, "let other users in (for containers running as another uid); implies the kernel's permission checks (default_permissions)")
-	cmd.Flags().Uint32Var(&req.UID, "uid", 0, "the user owning every file in the mount (default: the daemon's)")
-	cmd.Flags().Uint32Var(&req.GID, "gid", 0, "the group owning every file in the mount (default: the daemon's)")
+	cmd.Flags().Uint32Var(&req.UID, "uid", 0, "the user standing for the session's default owner in the mount (default: that owner itself)")
+	cmd.Flags().Uint32Var(&req.GID, "gid", 0, "the group standing for the session's default group in the mount (default: that group itself)")
+	cmd.Flags().BoolVar(&req.NoDefaultPermissions, "no-default-permissions", false, "turn off the kernel's permission checks: any caller may do what the daemon's user may (debugging only; ignored with --allow-other)")
 	return cmd
 }
 
