@@ -107,6 +107,9 @@ func (s *Session) reserveTruncateLocked(p Path, uf *upperFile, size int64) error
 // past its byte quota. It is a fast path: the write itself checks again.
 func (h *Handle) precheckGrowth(op string, off, n int64) error {
 	s := h.s
+	if err := checkFileSize(op, h.path, off+n); err != nil {
+		return err
+	}
 	if !s.quotaBytes() {
 		return nil
 	}
@@ -125,6 +128,20 @@ func (h *Handle) precheckGrowth(op string, off, n int64) error {
 	}
 	if total := s.tree.Bytes() + s.pending.Load() + end - node.Size; total > s.opts.Quota.MaxBytes {
 		return quotaErr(op, h.path, "bytes", total, s.opts.Quota.MaxBytes, "remove or shorten files you no longer need")
+	}
+	return nil
+}
+
+// MaxFileSize is the largest size a file may have: ext4's limit with 4 KiB
+// blocks (16 TiB). A write or truncate past it is refused as too large
+// (EFBIG through the mount), before any quota is considered, as a local file
+// system refuses a size it cannot hold whatever space is free.
+const MaxFileSize = 1 << 44
+
+// checkFileSize refuses a file size past MaxFileSize.
+func checkFileSize(op string, p Path, size int64) error {
+	if size > MaxFileSize || size < 0 { // < 0: off+n overflowed
+		return newErr(CodeTooLarge, op, p, fmt.Sprintf("a file may be at most %d bytes (16 TiB); this would make it %d", int64(MaxFileSize), size))
 	}
 	return nil
 }

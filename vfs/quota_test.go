@@ -150,3 +150,27 @@ func TestQuotaNodes(t *testing.T) {
 	require.NoError(t, s.Remove(ctx, p("d/l"), vfs.RemoveOptions{}))
 	write(t, s, "g", "ok")
 }
+
+// TestMaxFileSize: a size past MaxFileSize is too large whatever the quota
+// (EFBIG through the mount, as pjdfstest's truncate/12.t expects), not a
+// quota refusal (EDQUOT), and the file is left as it was.
+func TestMaxFileSize(t *testing.T) {
+	for _, q := range []vfs.Quota{{}, {MaxBytes: 1 << 30}} {
+		s := quotaSession(t, q)
+		p := vfs.MustPath("f")
+		_, err := s.WriteFile(ctx, p, strings.NewReader("x"), vfs.WriteOptions{})
+		require.NoError(t, err)
+		_, err = s.Truncate(ctx, p, vfs.MaxFileSize+1)
+		require.Equal(t, vfs.CodeTooLarge, vfs.CodeOf(err), "%v", err)
+		require.False(t, errors.Is(err, syscall.EDQUOT), "%v", err)
+		h, err := s.OpenFile(ctx, p, os.O_RDWR, 0)
+		require.NoError(t, err)
+		require.Equal(t, vfs.CodeTooLarge, vfs.CodeOf(h.Truncate(999999999999999)))
+		_, err = h.WriteAt([]byte("y"), vfs.MaxFileSize)
+		require.Equal(t, vfs.CodeTooLarge, vfs.CodeOf(err))
+		require.NoError(t, h.Close())
+		n, err := s.Stat(ctx, p)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n.Size)
+	}
+}

@@ -445,6 +445,9 @@ func (s *Session) Truncate(ctx context.Context, p Path, size int64) (Node, error
 	if size < 0 {
 		return Node{}, newErr(CodeInvalid, op, p, "size must not be negative")
 	}
+	if err := checkFileSize(op, p, size); err != nil {
+		return Node{}, err
+	}
 	if size == 0 {
 		return s.mutateNode(ctx, op, p, &Event{Op: OpWrite, Path: p, Blob: EmptyHash, Encoding: EncodingUTF8, MustExist: true})
 	}
