@@ -107,8 +107,8 @@ func (s *Session) reserveTruncateLocked(p Path, uf *upperFile, size int64) error
 // past its byte quota. It is a fast path: the write itself checks again.
 func (h *Handle) precheckGrowth(op string, off, n int64) error {
 	s := h.s
-	if err := checkFileSize(op, h.path, off+n); err != nil {
-		return err
+	if end := off + n; end > MaxFileSize || end < 0 {
+		return checkFileSize(op, h.Path(), end) // Path locks: only on the way out
 	}
 	if !s.quotaBytes() {
 		return nil
