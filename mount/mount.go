@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -120,16 +121,17 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 	}
 	timeout := opts.CacheTimeout
 	negative := time.Duration(0) // a name others create must show up at once
+	direct := os.Geteuid() == 0  // mount(2) ourselves; else fusermount3
 	fo := &gofs.Options{
 		MountOptions: fuse.MountOptions{
-			AllowOther:   opts.AllowOther,
-			FsName:       fsName,
-			Name:         "vfsd",
-			Debug:        opts.Debug,
-			DirectMount:  os.Geteuid() == 0,
-			Options:      mountOpts,
-			MaxWrite:     1 << 20,
-			MaxReadAhead: 1 << 20,
+			AllowOther:        opts.AllowOther,
+			FsName:            fsName,
+			Name:              "vfsd",
+			Debug:             opts.Debug,
+			DirectMountStrict: direct,
+			Options:           mountOpts,
+			MaxWrite:          1 << 20,
+			MaxReadAhead:      1 << 20,
 			// Locks are the kernel's (no FUSE lock requests): its local
 			// lock manager gives POSIX record locks their exact semantics
 			// (per process, F_SETLKW waits and detects deadlocks, signals
@@ -151,7 +153,7 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 		NullPermissions: true,
 		RootStableAttr:  &gofs.StableAttr{Ino: rootNode.Ino, Mode: syscall.S_IFDIR},
 	}
-	server, err := gofs.Mount(dir, m.root, fo)
+	server, err := mountServer(dir, m.root, fo)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w (is /dev/fuse available, and fuse3 installed?)", dir, err)
 	}
@@ -191,4 +193,51 @@ func (m *Mount) Unmount() error {
 		m.unmountErr = err
 	})
 	return m.unmountErr
+}
+
+// mountServer mounts root at dir and serves it. A direct mount (as root)
+// opens /dev/fuse without close-on-exec (go-fuse uses a plain open), so
+// every program this process started afterwards — rg, a sandboxed command,
+// anything exec'd — would inherit the device: it could read and answer the
+// mount's requests, and keep the mount alive, unserved, after this process
+// ends. The descriptor is marked close-on-exec before any fork can happen:
+// forks wait for syscall.ForkLock, which the direct mount holds (the pattern
+// of Go's own non-atomic close-on-exec). A failed direct mount falls back to
+// fusermount3, which passes the descriptor close-on-exec already.
+func mountServer(dir string, root gofs.InodeEmbedder, fo *gofs.Options) (*fuse.Server, error) {
+	if fo.MountOptions.DirectMountStrict {
+		syscall.ForkLock.Lock()
+		server, err := gofs.Mount(dir, root, fo)
+		if err == nil {
+			err = fuseDevicesCloseOnExec()
+		}
+		syscall.ForkLock.Unlock()
+		if err == nil || server != nil {
+			if err != nil {
+				server.Unmount()
+			}
+			return server, err
+		}
+		fo.MountOptions.DirectMountStrict = false // try fusermount3
+	}
+	return gofs.Mount(dir, root, fo)
+}
+
+// fuseDevicesCloseOnExec marks every descriptor of /dev/fuse this process
+// holds close-on-exec.
+func fuseDevicesCloseOnExec() error {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("list this process's descriptors to keep /dev/fuse from programs it starts: %w", err)
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && target == "/dev/fuse" {
+			syscall.CloseOnExec(fd)
+		}
+	}
+	return nil
 }

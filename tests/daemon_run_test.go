@@ -205,6 +205,20 @@ func TestRunWithoutDaemon(t *testing.T) {
 	require.Contains(t, stderr, "applied 1 changes to "+project)
 	requireFile(t, filepath.Join(project, "b.txt"), "now\n")
 
+	// The command of a daemon that runs in vfsd run's own process holds no
+	// descriptor of /dev/fuse: with one it could answer the session's FUSE
+	// requests itself (mount.TestFuseDeviceNotInherited is the unit test).
+	sandboxes := []string{"namespace"}
+	if _, err := exec.LookPath("bwrap"); err == nil {
+		sandboxes = append(sandboxes, "bwrap")
+	}
+	for _, sb := range sandboxes {
+		stdout, stderr, code = vfsd("run", "--sandbox", sb, "--mount", project, "--apply", "--",
+			"sh", "-c", `for f in /proc/self/fd/*; do readlink "$f"; done; true`)
+		require.Equal(t, 0, code, stderr)
+		require.NotContains(t, stdout, "/dev/fuse", "%s sandbox: the command's descriptors:\n%s", sb, stdout)
+	}
+
 	// The next daemon on the data directory has the kept session (and not
 	// the applied one), and applies it.
 	p := startDaemon(t, filepath.Join(state, "vfsd"), filepath.Join(runtime, "d.sock"), "--allow-root", root)
