@@ -220,7 +220,7 @@ func (s *Session) Remove(ctx context.Context, p Path, opts RemoveOptions) error 
 
 // RenameOptions tune Rename.
 type RenameOptions struct {
-	NoReplace     bool // fail with already_exists if the destination exists
+	NoReplace     bool // fail with already_exists if the destination exists, even as the source itself or another name of its node
 	Exchange      bool // swap the two paths, which must both exist
 	CreateParents bool // create the destination's missing parents
 }
@@ -235,11 +235,35 @@ func (s *Session) Rename(ctx context.Context, from, to Path, opts RenameOptions)
 			return err
 		}
 	}
-	_, _, err := s.mutate(ctx, op, func(Tree) (*Event, error) {
+	_, _, err := s.mutate(ctx, op, func(t Tree) (*Event, error) {
+		if opts.NoReplace && !opts.Exchange && renamesOntoItself(t, from, to) {
+			return nil, newErr(CodeExists, op, to, "already exists")
+		}
 		return &Event{Op: OpRename, Path: from, To: to, Time: s.now(),
 			NoReplace: opts.NoReplace, Exchange: opts.Exchange, Parents: opts.CreateParents}, nil
 	})
 	return err
+}
+
+// renamesOntoItself reports whether renaming from to to would be one of the
+// renames the reducer treats as nothing to do: onto the same path, or onto
+// another name of the same node. With NoReplace they must fail instead, as
+// renameat2(RENAME_NOREPLACE) does, since the destination exists. Session
+// checks this before journaling rather than the reducer, so journals
+// holding such a no-op from before still replay.
+func renamesOntoItself(t Tree, from, to Path) bool {
+	if from.IsRoot() || to.IsRoot() {
+		return false // the reducer refuses these (invalid_input)
+	}
+	src, ok := t.Get(from)
+	if !ok {
+		return false
+	}
+	if from == to {
+		return true
+	}
+	dst, ok := t.Get(to)
+	return ok && !src.IsDir() && dst.Ino == src.Ino
 }
 
 // Symlink creates a symbolic link at p pointing to target. The target is
