@@ -75,6 +75,12 @@ func AppendNode(b []byte, name string, n Node) []byte {
 	b = binary.AppendVarint(b, n.Mtime)
 	b = binary.AppendVarint(b, n.Ctime)
 	b = binary.AppendVarint(b, n.Atime)
+	return appendFlagged(b, n, flagsV2)
+}
+
+// appendFlagged appends the flags byte naming n's optional fields that are
+// set, of those allowed, and then those fields in flag order.
+func appendFlagged(b []byte, n Node, allowed byte) []byte {
 	var flags byte
 	if !n.Blob.IsZero() {
 		flags |= flagBlob
@@ -91,6 +97,7 @@ func AppendNode(b []byte, name string, n Node) []byte {
 	if !n.Xattrs.IsEmpty() {
 		flags |= flagXattrs
 	}
+	flags &= allowed
 	b = append(b, flags)
 	if flags&flagBlob != 0 {
 		b = append(b, n.Blob[:]...)
@@ -123,28 +130,7 @@ func appendNodeV1(b []byte, name string, n Node) []byte {
 	b = binary.AppendUvarint(b, n.Ino)
 	b = binary.AppendVarint(b, n.Created)
 	b = binary.AppendVarint(b, n.Updated)
-	var flags byte
-	if !n.Blob.IsZero() {
-		flags |= flagBlob
-	}
-	if n.Upper != 0 {
-		flags |= flagUpper
-	}
-	if n.Target != "" {
-		flags |= flagTarget
-	}
-	b = append(b, flags)
-	if flags&flagBlob != 0 {
-		b = append(b, n.Blob[:]...)
-	}
-	if flags&flagUpper != 0 {
-		b = binary.AppendUvarint(b, n.Upper)
-	}
-	if flags&flagTarget != 0 {
-		b = binary.AppendUvarint(b, uint64(len(n.Target)))
-		b = append(b, n.Target...)
-	}
-	return b
+	return appendFlagged(b, n, flagsV1)
 }
 
 // nodeDecoder reads node records off a byte slice, remembering the first
@@ -195,6 +181,40 @@ func (d *nodeDecoder) bytes(n uint64) []byte {
 	return v
 }
 
+// flagged reads the flags byte and then the optional fields it names, of
+// those the format knows (known), into n; it returns the flags as read, for
+// the caller to refuse unknown ones.
+func (d *nodeDecoder) flagged(n *Node, known byte) byte {
+	b := d.bytes(1)
+	if d.err != nil {
+		return 0
+	}
+	flags := b[0]
+	if flags&known&flagBlob != 0 {
+		copy(n.Blob[:], d.bytes(HashSize))
+	}
+	if flags&known&flagUpper != 0 {
+		n.Upper = d.uvarint()
+	}
+	if flags&known&flagTarget != 0 {
+		n.Target = string(d.bytes(d.uvarint()))
+	}
+	if flags&known&flagRdev != 0 {
+		n.Rdev = d.uvarint()
+	}
+	if flags&known&flagXattrs != 0 {
+		n.Xattrs = decodeXattrs(d)
+	}
+	return flags
+}
+
+// emptyFlagged reports whether a field flags names is empty in n: never so
+// in a canonical encoding.
+func emptyFlagged(n Node, flags byte) bool {
+	return (flags&flagBlob != 0 && n.Blob.IsZero()) || (flags&flagUpper != 0 && n.Upper == 0) ||
+		(flags&flagTarget != 0 && n.Target == "") || (flags&flagRdev != 0 && n.Rdev == 0)
+}
+
 // DecodeNode decodes one node record (format 2) from the front of b and
 // returns the rest of b. It accepts only canonical encodings, as AppendNode
 // writes them.
@@ -220,37 +240,17 @@ func DecodeNode(b []byte) (name string, n Node, rest []byte, err error) {
 	n.Ino = d.uvarint()
 	n.Btime, n.Mtime, n.Ctime, n.Atime = d.varint(), d.varint(), d.varint(), d.varint()
 	n.Created, n.Updated = floorDiv(n.Btime, 1e6), floorDiv(n.Mtime, 1e6)
-	flags := d.bytes(1)
+	flags := d.flagged(&n, flagsV2)
 	if d.err != nil {
 		return "", Node{}, nil, d.err
 	}
-	if flags[0]&flagBlob != 0 {
-		copy(n.Blob[:], d.bytes(HashSize))
-	}
-	if flags[0]&flagUpper != 0 {
-		n.Upper = d.uvarint()
-	}
-	if flags[0]&flagTarget != 0 {
-		n.Target = string(d.bytes(d.uvarint()))
-	}
-	if flags[0]&flagRdev != 0 {
-		n.Rdev = d.uvarint()
-	}
-	if flags[0]&flagXattrs != 0 {
-		n.Xattrs = decodeXattrs(d)
-	}
-	if d.err != nil {
-		return "", Node{}, nil, d.err
-	}
-	if n.Kind < KindFile || n.Kind > maxKind || n.Encoding > EncodingBinary || flags[0]&^flagsV2 != 0 {
+	if n.Kind < KindFile || n.Kind > maxKind || n.Encoding > EncodingBinary || flags&^flagsV2 != 0 {
 		return "", Node{}, nil, fmt.Errorf("%w: bad kind, encoding or flags", ErrBadEncoding)
 	}
 	if (n.IsDir() && n.Nlink != 0) || (!n.IsDir() && n.Nlink == 0) {
 		return "", Node{}, nil, fmt.Errorf("%w: bad link count", ErrBadEncoding)
 	}
-	// A flagged field is never empty: the encoding is canonical.
-	if (flags[0]&flagBlob != 0 && n.Blob.IsZero()) || (flags[0]&flagUpper != 0 && n.Upper == 0) ||
-		(flags[0]&flagTarget != 0 && n.Target == "") || (flags[0]&flagRdev != 0 && n.Rdev == 0) {
+	if emptyFlagged(n, flags) {
 		return "", Node{}, nil, fmt.Errorf("%w: flagged field is empty", ErrBadEncoding)
 	}
 	return name, n, d.b, nil
@@ -278,27 +278,14 @@ func DecodeNodeV1(b []byte) (name string, n Node, rest []byte, err error) {
 	n.Ino = d.uvarint()
 	n.Created = d.varint()
 	n.Updated = d.varint()
-	flags := d.bytes(1)
+	flags := d.flagged(&n, flagsV1)
 	if d.err != nil {
 		return "", Node{}, nil, d.err
 	}
-	if flags[0]&flagBlob != 0 {
-		copy(n.Blob[:], d.bytes(HashSize))
-	}
-	if flags[0]&flagUpper != 0 {
-		n.Upper = d.uvarint()
-	}
-	if flags[0]&flagTarget != 0 {
-		n.Target = string(d.bytes(d.uvarint()))
-	}
-	if d.err != nil {
-		return "", Node{}, nil, d.err
-	}
-	if n.Kind < KindFile || n.Kind > KindSymlink || n.Encoding > EncodingBinary || flags[0]&^flagsV1 != 0 {
+	if n.Kind < KindFile || n.Kind > KindSymlink || n.Encoding > EncodingBinary || flags&^flagsV1 != 0 {
 		return "", Node{}, nil, fmt.Errorf("%w: bad kind, encoding or flags", ErrBadEncoding)
 	}
-	// A flagged field is never empty: the encoding is canonical.
-	if (flags[0]&flagBlob != 0 && n.Blob.IsZero()) || (flags[0]&flagUpper != 0 && n.Upper == 0) || (flags[0]&flagTarget != 0 && n.Target == "") {
+	if emptyFlagged(n, flags) {
 		return "", Node{}, nil, fmt.Errorf("%w: flagged field is empty", ErrBadEncoding)
 	}
 	n = legacyNode(n)
