@@ -25,25 +25,13 @@ import (
 func (d *Daemon) effectiveQuota(pol *policy.Policy, m *sessionMeta) api.Quota {
 	q := api.Quota{MaxBytes: d.cfg.MaxSessionBytes, MaxFiles: d.cfg.MaxSessionFiles, MaxSnapshots: int64(d.cfg.MaxSnapshots)}
 	if m.Quota != nil {
-		q.MaxBytes = pick(m.Quota.MaxBytes, q.MaxBytes)
-		q.MaxFiles = pick(m.Quota.MaxFiles, q.MaxFiles)
-		q.MaxSnapshots = pick(m.Quota.MaxSnapshots, q.MaxSnapshots)
+		q.MaxBytes = orDefault(m.Quota.MaxBytes, q.MaxBytes)
+		q.MaxFiles = orDefault(m.Quota.MaxFiles, q.MaxFiles)
+		q.MaxSnapshots = orDefault(m.Quota.MaxSnapshots, q.MaxSnapshots)
 	}
 	q.MaxBytes = policy.Clamp(q.MaxBytes, pol.Caps.MaxSessionBytes)
 	q.MaxFiles = policy.Clamp(q.MaxFiles, pol.Caps.MaxSessionFiles)
 	return q
-}
-
-// pick returns asked, def when asked is 0, and 0 (no limit) when it is
-// negative.
-func pick(asked, def int64) int64 {
-	switch {
-	case asked == 0:
-		return def
-	case asked < 0:
-		return 0
-	}
-	return asked
 }
 
 // quotaHook gives the repository each session's quota, as policyHook gives
