@@ -230,15 +230,8 @@ func (n *node) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errn
 // Setxattr sets an extended attribute; flags are setxattr(2)'s
 // (XATTR_CREATE, XATTR_REPLACE), which the engine's equal.
 func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	if n.m.opts.ReadOnly {
-		return syscall.EROFS
-	}
-	ctx = n.ctx(ctx)
-	p, vn, errno := n.resolve(ctx)
+	ctx, p, errno := n.xattrToChange(ctx, attr)
 	if errno != 0 {
-		return errno
-	}
-	if errno := checkXattr(ctx, vn, attr, true); errno != 0 {
 		return errno
 	}
 	if flags&^uint32(vfs.XattrCreate|vfs.XattrReplace) != 0 {
@@ -250,19 +243,27 @@ func (n *node) Setxattr(ctx context.Context, attr string, data []byte, flags uin
 
 // Removexattr removes an extended attribute.
 func (n *node) Removexattr(ctx context.Context, attr string) syscall.Errno {
-	if n.m.opts.ReadOnly {
-		return syscall.EROFS
-	}
-	ctx = n.ctx(ctx)
-	p, vn, errno := n.resolve(ctx)
+	ctx, p, errno := n.xattrToChange(ctx, attr)
 	if errno != 0 {
-		return errno
-	}
-	if errno := checkXattr(ctx, vn, attr, true); errno != 0 {
 		return errno
 	}
 	_, err := n.m.s.RemoveXattr(ctx, p, attr)
 	return Errno(err)
+}
+
+// xattrToChange resolves the node for a change of its attribute attr: the
+// mount's context for the change and the node's path, or why it may not
+// change (a read-only mount, or checkXattr's rules).
+func (n *node) xattrToChange(ctx context.Context, attr string) (context.Context, vfs.Path, syscall.Errno) {
+	if n.m.opts.ReadOnly {
+		return ctx, vfs.Path(""), syscall.EROFS
+	}
+	ctx = n.ctx(ctx)
+	p, vn, errno := n.resolve(ctx)
+	if errno == 0 {
+		errno = checkXattr(ctx, vn, attr, true)
+	}
+	return ctx, p, errno
 }
 
 // Allocate serves fallocate(2) where it is cheap: mode 0 extends the file
