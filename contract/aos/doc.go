@@ -1,0 +1,2 @@
+// Package aos is a contract (see package contract); not written yet.
+package aos

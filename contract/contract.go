@@ -1,0 +1,195 @@
+// Package contract defines the tool contracts a session can select.
+//
+// vfsd replaces the tool surfaces of several existing systems, each
+// specified in a document (../shared/seeds/). A Contract is one of those
+// surfaces, word for word: its tool names, parameter names and shapes,
+// result shapes, statuses, error codes and defaults. Every contract is an
+// adapter over the same engine: it decodes its own parameters, runs the
+// operation against the session (usually through vfsd's own tools, bound
+// to the session's policy), and renders the result as its document gives
+// it. vfsd's own contract ("vfsd") is the default.
+//
+// Contracts register themselves with Register from an init function;
+// importing contract/all brings every contract in.
+package contract
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/vfsd/vfsd/tools"
+	"github.com/vfsd/vfsd/vfs"
+	"github.com/vfsd/vfsd/vfs/policy"
+)
+
+// Default is the contract a session has when it selects none.
+const Default = "vfsd"
+
+// Annotations are the MCP tool annotations: hints to a client about what a
+// tool does.
+type Annotations struct {
+	// ReadOnly tools never change the session.
+	ReadOnly bool `json:"readOnlyHint"`
+	// Destructive tools may delete or overwrite what is there.
+	Destructive bool `json:"destructiveHint"`
+	// Idempotent tools give the same state when called twice with the same
+	// parameters.
+	Idempotent bool `json:"idempotentHint"`
+}
+
+// Tool describes one tool of a contract.
+type Tool struct {
+	// Name is the tool's name exactly as the contract's document gives it.
+	Name string `json:"name"`
+	// Title is a short human-readable name.
+	Title string `json:"title,omitempty"`
+	// Description tells a model what the tool does.
+	Description string `json:"description"`
+	// InputSchema is the JSON Schema (an object schema) of the parameters.
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// Annotations hint at what the tool does.
+	Annotations Annotations `json:"annotations"`
+}
+
+// Host imports host folders into a session, under the daemon's allow-listed
+// roots; contracts whose documents mount host paths (weakincentives'
+// HostMount) use it. It is nil where no host access is configured.
+type Host interface {
+	// Import copies hostPath (a directory or file the daemon may read) into
+	// the session at mountPath, filtered by include/exclude globs, at most
+	// maxBytes in all (0: the daemon's cap). It returns the number of files
+	// and bytes imported.
+	Import(ctx context.Context, req ImportRequest) (ImportResult, error)
+}
+
+// ImportRequest is one host import.
+type ImportRequest struct {
+	HostPath  string
+	MountPath string
+	Include   []string
+	Exclude   []string
+	MaxBytes  int64
+	// FollowSymlinks follows host symlinks (within the allowed roots).
+	FollowSymlinks bool
+}
+
+// ImportResult is what an import brought in.
+type ImportResult struct {
+	Files int64
+	Bytes int64
+}
+
+// Env is what a contract works on: one session and its tools.
+type Env struct {
+	// SessionID is the session's id.
+	SessionID string
+	// Session is the session itself.
+	Session *vfs.Session
+	// Tools are vfsd's own tools bound to the session under its policy.
+	Tools *tools.Toolset
+	// Policy is the session's policy (Tools.Policy()).
+	Policy *policy.Policy
+	// Blobs is the session's blob store (large outputs, blob references).
+	Blobs vfs.BlobStore
+	// Host imports host folders; nil where the daemon has none allowed.
+	Host Host
+}
+
+// Result is the outcome of one call, as the contract's document gives it.
+type Result struct {
+	// Body is the result object exactly as the document shapes it (a
+	// receipt, a result struct, an error envelope ...).
+	Body json.RawMessage `json:"body"`
+	// Text renders the result for a model.
+	Text string `json:"text"`
+	// Status is the document's status word or error code name on failure
+	// (e.g. "ok", "not_found", "FS_ERR_NOT_FOUND"): used for metrics, logs
+	// and the Vfsd-Tool-Status header.
+	Status string `json:"status"`
+	// IsError reports a failed call (MCP's isError).
+	IsError bool `json:"is_error"`
+}
+
+// Contract is one tool surface.
+type Contract interface {
+	// Name is the contract's name ("vfsd", "aos", "weakincentives",
+	// "pos_filesystem", "x07").
+	Name() string
+	// Tools lists the contract's tools in the order a model should see
+	// them.
+	Tools() []Tool
+	// Prompt is the contract's instructions for a model (markdown), the
+	// prompt section that goes with its tools.
+	Prompt() string
+	// Call runs one tool. It never panics and never returns a Result
+	// without Body: every failure is a result in the document's shape. A
+	// failed mutation leaves the session unchanged.
+	Call(ctx context.Context, env *Env, tool string, params json.RawMessage) Result
+}
+
+// PolicyDecoder is implemented by contracts whose documents name policy
+// fields of their own (roots, caps, allowed operations): DecodePolicy
+// turns such a policy object into vfsd's policy, strictly (an unknown field
+// is an error that names it).
+type PolicyDecoder interface {
+	DecodePolicy(raw json.RawMessage) (*policy.Policy, error)
+}
+
+var (
+	mu        sync.RWMutex
+	contracts = map[string]Contract{}
+)
+
+// Register adds a contract; it panics on a duplicate name (a programming
+// error).
+func Register(c Contract) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := contracts[c.Name()]; dup {
+		panic(fmt.Sprintf("contract: %q registered twice", c.Name()))
+	}
+	contracts[c.Name()] = c
+}
+
+// Lookup returns the named contract; "" is the default.
+func Lookup(name string) (Contract, error) {
+	if name == "" {
+		name = Default
+	}
+	mu.RLock()
+	defer mu.RUnlock()
+	if c, ok := contracts[name]; ok {
+		return c, nil
+	}
+	return nil, fmt.Errorf("unknown contract %q; use one of %s", name, strings.Join(namesLocked(), ", "))
+}
+
+// Names returns the registered contract names, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	return namesLocked()
+}
+
+func namesLocked() []string {
+	var names []string
+	for n := range contracts {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// FindTool returns the tool called name in c's list.
+func FindTool(c Contract, name string) (Tool, bool) {
+	for _, t := range c.Tools() {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
+}

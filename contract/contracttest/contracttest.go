@@ -1,0 +1,168 @@
+// Package contracttest runs a contract's conformance cases: each case is
+// one clause of the contract's document, a call and what the document says
+// it returns. The same cases run through every transport a session offers
+// (the Go API here; the HTTP API and MCP in tests/contracts).
+package contracttest
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vfsd/vfsd/contract"
+	"github.com/vfsd/vfsd/tools/toolstest"
+	"github.com/vfsd/vfsd/vfs/policy"
+)
+
+// Case is one clause of a contract's document.
+type Case struct {
+	// Clause names the document's clause the case checks: the section and
+	// a short quote, e.g. `§4 "read_all_v1 of a missing file fails with
+	// FS_ERR_NOT_FOUND (60010)"`.
+	Clause string
+	// Files seed the session: path → content; a path ending in "/" is an
+	// empty directory.
+	Files map[string]string
+	// Policy is the session's policy (nil: the contract's default, else
+	// vfsd's default).
+	Policy *policy.Policy
+	// Steps run in order on one session; most cases have one.
+	Steps []Step
+}
+
+// Step is one call and its checks.
+type Step struct {
+	// Tool and Params are the call (Params as JSON text; "" is {}).
+	Tool   string
+	Params string
+	// WantError says the call must fail (Result.IsError).
+	WantError bool
+	// WantStatus, when set, must equal Result.Status.
+	WantStatus string
+	// WantBody, when set, is JSON that must be contained in the result's
+	// body: every field it names must be there with the same value
+	// (objects compared recursively, arrays and scalars exactly).
+	WantBody string
+	// Check, when set, runs on the result and the session's files after the
+	// call (path → content, directories as "path/").
+	Check func(t testing.TB, r contract.Result, files map[string]string)
+}
+
+// Caller runs calls on one session through some transport.
+type Caller interface {
+	// Call runs one tool of the session's contract.
+	Call(ctx context.Context, tool string, params json.RawMessage) (contract.Result, error)
+	// Files returns the session's files: path → content, directories as
+	// "path/".
+	Files(ctx context.Context) (map[string]string, error)
+}
+
+// NewCaller makes a fresh session for a case through some transport.
+type NewCaller func(t *testing.T, contractName string, c Case) Caller
+
+// Run runs every case on a fresh session made by newCaller.
+func Run(t *testing.T, contractName string, cases []Case, newCaller NewCaller) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.Clause, func(t *testing.T) {
+			caller := newCaller(t, contractName, c)
+			ctx := context.Background()
+			for i, s := range c.Steps {
+				params := json.RawMessage(s.Params)
+				if s.Params == "" {
+					params = json.RawMessage("{}")
+				}
+				r, err := caller.Call(ctx, s.Tool, params)
+				require.NoError(t, err, "step %d: %s", i, s.Tool)
+				require.NotEmpty(t, r.Body, "step %d: %s returned no body", i, s.Tool)
+				require.Equal(t, s.WantError, r.IsError, "step %d: %s: is_error; body %s", i, s.Tool, r.Body)
+				if s.WantStatus != "" {
+					require.Equal(t, s.WantStatus, r.Status, "step %d: %s: status; body %s", i, s.Tool, r.Body)
+				}
+				if s.WantBody != "" {
+					RequireContains(t, s.WantBody, r.Body, "step %d: %s", i, s.Tool)
+				}
+				if s.Check != nil {
+					files, err := caller.Files(ctx)
+					require.NoError(t, err)
+					s.Check(t, r, files)
+				}
+			}
+		})
+	}
+}
+
+// RunGo runs the cases through the Go API: contract.Call on a session in
+// a temporary repository.
+func RunGo(t *testing.T, contractName string, cases []Case) {
+	t.Helper()
+	Run(t, contractName, cases, NewGoCaller)
+}
+
+// NewGoCaller makes a session in a temporary repository for c and calls
+// the contract directly.
+func NewGoCaller(t *testing.T, contractName string, c Case) Caller {
+	t.Helper()
+	k, err := contract.Lookup(contractName)
+	require.NoError(t, err)
+	env := toolstest.New(t, c.Policy, c.Files)
+	return &goCaller{k: k, env: env, cenv: &contract.Env{
+		SessionID: env.S.ID(), Session: env.S, Tools: env.Tools, Policy: env.Tools.Policy(), Blobs: env.Repo.Blobs(),
+	}}
+}
+
+type goCaller struct {
+	k    contract.Contract
+	env  *toolstest.Env
+	cenv *contract.Env
+}
+
+func (g *goCaller) Call(ctx context.Context, tool string, params json.RawMessage) (contract.Result, error) {
+	return g.k.Call(ctx, g.cenv, tool, params), nil
+}
+
+func (g *goCaller) Files(ctx context.Context) (map[string]string, error) {
+	return Snapshot(ctx, g.env)
+}
+
+// Snapshot returns a session's files as path → content, directories as
+// "path/".
+func Snapshot(ctx context.Context, env *toolstest.Env) (map[string]string, error) {
+	return SessionFiles(ctx, env.S)
+}
+
+// RequireContains fails t unless want (JSON) is contained in got (JSON):
+// every field of a want object must be in the got object with a contained
+// value; arrays and scalars must be equal.
+func RequireContains(t testing.TB, want string, got json.RawMessage, msgAndArgs ...any) {
+	t.Helper()
+	var w, g any
+	require.NoError(t, json.Unmarshal([]byte(want), &w), "WantBody is not JSON: %s", want)
+	require.NoError(t, json.Unmarshal(got, &g), "body is not JSON: %s", got)
+	if !contains(w, g) {
+		require.Failf(t, "body does not contain the expected fields", "want ⊆ %s\ngot %s\n%v", want, got, msgAndArgs)
+	}
+}
+
+func contains(want, got any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, wv := range w {
+			gv, ok := g[k]
+			if !ok || !contains(wv, gv) {
+				return false
+			}
+		}
+		return true
+	default:
+		wb, _ := json.Marshal(want)
+		gb, _ := json.Marshal(got)
+		return string(wb) == string(gb)
+	}
+}

@@ -1,0 +1,2 @@
+// Package posfilesystem is a contract (see package contract); not written yet.
+package posfilesystem

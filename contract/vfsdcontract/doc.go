@@ -1,0 +1,2 @@
+// Package vfsdcontract is a contract (see package contract); not written yet.
+package vfsdcontract

@@ -1,0 +1,2 @@
+// Package weakincentives is a contract (see package contract); not written yet.
+package weakincentives

@@ -1,0 +1,2 @@
+// Package x07 is a contract (see package contract); not written yet.
+package x07
