@@ -31,10 +31,13 @@ type ToolResult struct {
 const ToolStatusHeader = "Vfsd-Tool-Status"
 
 // ToolErrorHeader is "true" on the response of a tool call that failed
-// (the contract's result is an error), and absent otherwise: under a
-// contract whose statuses are not "ok"/"...", it says what the status
-// alone does not.
+// (contract.Result.IsError), and absent otherwise: under a contract other
+// than vfsd's, a status word alone does not say whether a call failed.
 const ToolErrorHeader = "Vfsd-Tool-Error"
+
+// ToolContractHeader names the session's contract on every tool call
+// response.
+const ToolContractHeader = "Vfsd-Tool-Contract"
 
 // ApplyRequest is the body of POST /v1/sessions/{id}/apply.
 type ApplyRequest struct {

@@ -111,6 +111,7 @@ func (d *Daemon) handleToolCall(w http.ResponseWriter, r *http.Request) error {
 	}
 	res := d.callTool(r.Context(), e, r.PathValue("name"), json.RawMessage(params), transportHTTP)
 	w.Header().Set(api.ToolStatusHeader, res.Status)
+	w.Header().Set(api.ToolContractHeader, e.k.Name())
 	if res.IsError {
 		w.Header().Set(api.ToolErrorHeader, "true")
 	}
