@@ -46,7 +46,8 @@ type Step struct {
 	// (objects compared recursively, arrays and scalars exactly).
 	WantBody string
 	// Check, when set, runs on the result and the session's files after the
-	// call (path → content, directories as "path/").
+	// call, as SessionFiles shows them on every transport: "/path" →
+	// content, directories as "/path/", symlinks as "-> target".
 	Check func(t testing.TB, r contract.Result, files map[string]string)
 }
 
