@@ -103,7 +103,7 @@ func (d *Daemon) handleToolCall(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if c := r.URL.Query().Get("contract"); c != "" && c != e.k.Name() {
-		return apiErr(api.CodeInvalidInput, "session %s speaks the %s contract, not %s; drop ?contract=, or create a session with \"contract\": %q", e.id, e.k.Name(), c, c)
+		return apiErr(api.CodeInvalidInput, "session %s speaks the %s contract, not %s, so the call was not made; write it as a %s call, or run it on a session created with contract %s", e.id, e.k.Name(), c, e.k.Name(), c)
 	}
 	params, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBytes))
 	if err != nil {
