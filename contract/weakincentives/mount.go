@@ -124,7 +124,11 @@ func Mount(ctx context.Context, env *contract.Env, mounts []HostMount) ([]MountR
 		if p.m.MaxBytes != nil {
 			maxBytes = *p.m.MaxBytes
 		}
-		res, err := env.Host.Import(ctx, contract.ImportRequest{HostPath: p.host, MountPath: string(p.mount),
+		dst := string(p.mount)
+		if p.mount.IsRoot() {
+			dst = "/" // the session root
+		}
+		res, err := env.Host.Import(ctx, contract.ImportRequest{HostPath: p.host, MountPath: dst,
 			Include: p.include, Exclude: p.exclude, MaxBytes: maxBytes, FollowSymlinks: p.m.FollowSymlinks})
 		if err != nil {
 			var ve *vfs.Error
