@@ -253,7 +253,7 @@ var wiCases = []contracttest.Case{
 		Clause: `Data Model: "normalises it to an absolute path" — an absolute host_path inside the root`,
 		Host:   map[string]string{"proj/src/a.go": "package a"},
 		Init:   `{"mounts":[{"host_path":"$HOST_ROOT/proj/src"}]}`,
-		Steps: []contracttest.Step{{Tool: "list_directory", Params: `{"path":"proj/src"}`, WantBody: `{"files":["a.go"]}`}},
+		Steps:  []contracttest.Step{{Tool: "list_directory", Params: `{"path":"proj/src"}`, WantBody: `{"files":["a.go"]}`}},
 	},
 	{
 		Clause: `Data Model: "and rejects traversal outside the approved surface"`,
