@@ -346,3 +346,12 @@ func TestToolsAreTheDocuments(t *testing.T) {
 	require.Equal(t, Name, k.Name())
 	require.True(t, Contract{}.PurgeSnapshotsOnClose())
 }
+
+func TestInvokedFields(t *testing.T) {
+	env, _ := newEnv(t, nil, nil)
+	params := json.RawMessage(`{"path":{"segments":["docs//a.md"]},"content":"x"}`)
+	r := Contract{}.Call(context.Background(), env, "write_file", params)
+	inv := InvokedFields("write_file", params, r)
+	require.Equal(t, Invoked{Tool: "write_file", Path: "docs/a.md", Mode: "create", ResultSize: len(r.Body), Status: "ok"}, inv)
+	require.Equal(t, ".", InvokedFields("list_directory", json.RawMessage(`{}`), r).Path)
+}
