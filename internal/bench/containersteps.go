@@ -120,7 +120,9 @@ func (w *mountWorkload) containerSteps(ctx context.Context, t *target, f *contai
 	npm := filepath.Join(t.dir, npmName)
 	script := filepath.Join(w.work, fmt.Sprintf("require-%s.js", t.name))
 	env := f.env()
-	git := func(args ...string) error { return runCmd(ctx, env, nil, "git", append([]string{"-C", repo}, args...)...) }
+	git := func(args ...string) error {
+		return runCmd(ctx, env, nil, "git", append([]string{"-C", repo}, args...)...)
+	}
 	var (
 		status   bytes.Buffer
 		du       bytes.Buffer
