@@ -114,6 +114,14 @@ func (w *mountWorkload) chooseSteps(ctx context.Context, skipped map[string]stri
 	if len(want) == 0 {
 		want = all
 	}
+	// A step runs on what the steps before it made: bring those in too.
+	for _, s := range slices.Clone(want) {
+		for _, dep := range stepNeeds[s] {
+			if !slices.Contains(want, dep) {
+				want = append(want, dep)
+			}
+		}
+	}
 	needContainer := slices.ContainsFunc(want, func(s string) bool { return slices.Contains(containerSteps, s) })
 	if needContainer {
 		fmt.Fprintf(w.opts.Log, "writing the container fixture (a Go module, a node_modules tarball) and warming the Go build cache...\n")
@@ -139,6 +147,14 @@ func (w *mountWorkload) chooseSteps(ctx context.Context, skipped map[string]stri
 		return fmt.Errorf("no step can run")
 	}
 	return nil
+}
+
+// stepNeeds lists the steps whose results a step works on.
+var stepNeeds = map[string][]string{
+	stepWalkStat: {stepUntar}, stepGrep: {stepUntar}, stepReadAll: {stepUntar}, stepSedI: {stepUntar}, stepRmRf: {stepUntar},
+	stepSeqRead:   {stepSeqWrite},
+	stepGitStatus: {stepGitClone}, stepGoBuild: {stepGitClone}, stepRgRepo: {stepGitClone}, stepGitCommit: {stepGitClone},
+	stepDu: {stepNpmUntar}, stepRequire: {stepNpmUntar}, stepRmRfAgents: {stepGitClone, stepNpmUntar},
 }
 
 // MountVariant is an A/B variant of vfsd's FUSE mount: the target
