@@ -64,6 +64,22 @@ type Options struct {
 	// made before a tool rewrote the file read the old content.
 	Passthrough   bool
 	NoPassthrough bool
+	// Writeback turns on the kernel's writeback cache
+	// (FUSE_WRITEBACK_CACHE): write(2) fills the page cache and returns,
+	// and the kernel sends the dirty pages later, in large writes (at the
+	// latest on close, fsync, syncfs or memory pressure). Whoever reads the
+	// session other than through this mount (tools, snapshots, diffs) must
+	// call Flush first to see every write that returned.
+	Writeback bool
+	// SymlinkCaching lets the kernel cache symlink targets
+	// (FUSE_CACHE_SYMLINKS); a target changed by a tool is invalidated
+	// like any content.
+	SymlinkCaching bool
+	// IgnoreSecurityLabels answers every getxattr of security.* with
+	// ENODATA without asking the session: it saves the kernel's
+	// security.capability lookup before each write, and hides file
+	// capabilities and security labels stored in the session.
+	IgnoreSecurityLabels bool
 	// FsName is the source name shown in /proc/mounts; "vfsd:<session>"
 	// when empty.
 	FsName string
@@ -145,6 +161,8 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 			// suid/sgid are killed by the kernel sending a chmod on write,
 			// truncate and chown (no handle_killpriv negotiated).
 			ExplicitDataCacheControl: true,
+			EnableSymlinkCaching:     opts.SymlinkCaching,
+			IgnoreSecurityLabels:     opts.IgnoreSecurityLabels,
 		},
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
@@ -152,6 +170,9 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 		// Mode 0 is mode 0 (go-fuse would show 0644/0755 instead).
 		NullPermissions: true,
 		RootStableAttr:  &gofs.StableAttr{Ino: rootNode.Ino, Mode: syscall.S_IFDIR},
+	}
+	if opts.Writeback {
+		fo.MountOptions.ExtraCapabilities |= fuse.CAP_WRITEBACK_CACHE
 	}
 	server, err := mountServer(dir, m.root, fo)
 	if err != nil {
