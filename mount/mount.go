@@ -13,6 +13,7 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 
 	"github.com/vfsd/vfsd/vfs"
 )
@@ -198,6 +199,25 @@ func (m *Mount) ctx(ctx context.Context) context.Context {
 
 // Wait blocks until the mount is unmounted.
 func (m *Mount) Wait() { m.server.Wait() }
+
+// Flush makes every write that returned through the mount visible to
+// the session: with Writeback the kernel may still hold dirty pages, and
+// syncfs(2) sends them. Call it from outside any lock the mount's requests
+// need (it waits for the mount to serve those writes).
+func (m *Mount) Flush() error {
+	if !m.opts.Writeback {
+		return nil
+	}
+	fd, err := unix.Open(m.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("flush %s: %w", m.dir, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Syncfs(fd); err != nil {
+		return fmt.Errorf("flush %s: syncfs: %w", m.dir, err)
+	}
+	return nil
+}
 
 // Unmount unmounts; if the mount is busy (open files, a process's working
 // directory) it detaches it lazily, so it goes away when released. Safe to
