@@ -519,17 +519,17 @@ func (k *call) editFile() (any, string, error) {
 		return nil, "", k.engineFault(err)
 	}
 	if n.IsDir() {
-		return nil, "", faultf("error", "is_directory", "%s is a directory; edit a file in it", path)
+		return nil, "", faultf("error", "is_directory", "%s is a directory; edit a file in it", display(path))
 	}
 	if n.Size > int64(lim.MaxBytes) {
-		return nil, "", faultf("error", "too_large", "%s is %d bytes, over the %d an edit holds in memory; write it with host.fs.write_file", path, n.Size, lim.MaxBytes)
+		return nil, "", faultf("error", "too_large", "%s is %d bytes, over the %d an edit holds in memory; write it with host.fs.write_file", display(path), n.Size, lim.MaxBytes)
 	}
 	data, n, err := k.env.Session.ReadFile(k.ctx, path)
 	if err != nil {
 		return nil, "", k.engineFault(err)
 	}
 	if n.Encoding == vfs.EncodingBinary || vfs.DetectEncoding(data) == vfs.EncodingBinary {
-		return nil, "", faultf("error", "invalid_utf8", "%s is not UTF-8 text; edit_file works on text (use host.fs.write_file to replace it)", path)
+		return nil, "", faultf("error", "invalid_utf8", "%s is not UTF-8 text; edit_file works on text (use host.fs.write_file to replace it)", display(path))
 	}
 	content := string(data)
 	newContent, count, err := editContent(content, old, repl, all, lim)
@@ -551,7 +551,7 @@ func (k *call) editFile() (any, string, error) {
 	if count == 1 {
 		noun = "replacement"
 	}
-	summary := fmt.Sprintf("Updated %s (%d %s)", path, count, noun)
+	summary := fmt.Sprintf("Updated %s (%d %s)", display(path), count, noun)
 	return &EditFileReceipt{Status: "ok", Replacements: ptr(count), Applied: ptr(true), SummaryText: summary}, summary, nil
 }
 
@@ -632,9 +632,9 @@ func (k *call) editFault(path vfs.Path, err error) error {
 		if len(me.lines) > 0 {
 			where = " (lines " + joinInts(me.lines[:min(len(me.lines), 20)]) + ")"
 		}
-		return faultf("ambiguous", "ambiguous_matches", "old_string matches %d places in %s%s; add surrounding lines to make it unique, or set replace_all", me.count, path, where)
+		return faultf("ambiguous", "ambiguous_matches", "old_string matches %d places in %s%s; add surrounding lines to make it unique, or set replace_all", me.count, display(path), where)
 	case errors.As(err, &me):
-		msg := fmt.Sprintf("old_string was not found in %s, exactly or ignoring whitespace and typographic quotes/dashes", path)
+		msg := fmt.Sprintf("old_string was not found in %s, exactly or ignoring whitespace and typographic quotes/dashes", display(path))
 		if c := me.closest; c != nil {
 			msg += fmt.Sprintf("; the most similar text is at lines %d-%d:\n%s", c.StartLine, c.EndLine, clip(c.Text, 2000))
 		}
