@@ -66,7 +66,7 @@ func DecodePolicy(raw json.RawMessage) (*policy.Policy, error) {
 			return nil, fmt.Errorf("aos policy: unknown field %s; the fields are %s", name, strings.Join(capFields(), ", "))
 		}
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
+		if errors.As(err, &te) && te.Field != "" {
 			return nil, fmt.Errorf("aos policy: field %q must be %s, not %s", te.Field, kind(te.Type.Kind().String()), te.Value)
 		}
 		return nil, fmt.Errorf("aos policy: not a JSON object: %w", err)
@@ -179,7 +179,7 @@ func sessionRoot(r string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("aos policy: fs_roots entry %q is not a path in the session: %w", r, err)
 	}
-	return p.String(), nil
+	return string(p), nil
 }
 
 func capFields() []string {
