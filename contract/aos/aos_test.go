@@ -3,12 +3,14 @@ package aos
 import (
 	"context"
 	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/vfsd/vfsd/contract"
+	"github.com/vfsd/vfsd/tools"
 	"github.com/vfsd/vfsd/tools/edit"
 	"github.com/vfsd/vfsd/tools/toolstest"
 	"github.com/vfsd/vfsd/vfs"
@@ -334,3 +336,25 @@ func TestToolsAndAliases(t *testing.T) {
 }
 
 var noLimits = edit.Limits{}
+
+// 000 §host.fs.grep "Primary backend is ripgrep when available;
+// deterministic native regex fallback is required": both engines give the
+// same receipt.
+func TestGrepEnginesAgree(t *testing.T) {
+	files := map[string]string{"a.go": "func A() {}\n", "b/c.go": "func C() {}\nvar d\n", "e.txt": "func not go\n"}
+	var bodies []string
+	for _, engine := range []string{"native", "rg"} {
+		if engine == "rg" {
+			if _, err := exec.LookPath("rg"); err != nil {
+				t.Skip("ripgrep is not installed; the native engine was checked")
+			}
+		}
+		e := toolstest.New(t, nil, files, func(o *tools.Options) { o.GrepEngine = engine })
+		env := &contract.Env{SessionID: e.S.ID(), Session: e.S, Tools: e.Tools, Policy: e.Tools.Policy(), Blobs: e.Repo.Blobs()}
+		r := New().Call(context.Background(), env, "host.fs.grep", json.RawMessage(`{"pattern":"^func \\w+","glob_filter":"*.go"}`))
+		require.Equal(t, "ok", r.Status, engine)
+		bodies = append(bodies, string(r.Body))
+	}
+	require.JSONEq(t, `{"status":"ok","matches":{"inline_text":{"text":"a.go:1:func A() {}\nb/c.go:1:func C() {}"}},"match_count":2,"truncated":false,"summary_text":"2 match(es)"}`, bodies[0])
+	require.Equal(t, bodies[0], bodies[1])
+}
