@@ -52,13 +52,6 @@ func lookup(files map[string]string, path string) (string, bool) {
 	return c, ok
 }
 
-// body decodes a result's body.
-func body(t testing.TB, r contract.Result) map[string]any {
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(r.Body, &m))
-	return m
-}
-
 func aosCases(t *testing.T) []contracttest.Case {
 	big := strings.Repeat("0123456789abcdef\n", 5000) // 85,000 bytes: over the 64 KiB inline limit
 	patch := "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n"

@@ -348,3 +348,11 @@ func (m *mcpCaller) Call(ctx context.Context, tool string, params json.RawMessag
 	}
 	return out, nil
 }
+
+// body decodes a result's body as a JSON object.
+func body(t testing.TB, r contract.Result) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(r.Body, &m), "%s", r.Body)
+	return m
+}

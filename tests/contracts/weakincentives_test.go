@@ -2,7 +2,6 @@ package contracts
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -20,14 +19,6 @@ import (
 // isoMillis is Python's isoformat of a UTC datetime truncated to
 // milliseconds.
 var isoMillis = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3}000)?\+00:00$`)
-
-// body decodes a result's body.
-func body(t testing.TB, r contract.Result) map[string]any {
-	t.Helper()
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(r.Body, &m), "%s", r.Body)
-	return m
-}
 
 // fileOf is the "file" object of a FileReadResult.
 func fileOf(t testing.TB, r contract.Result) map[string]any {
