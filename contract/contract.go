@@ -139,6 +139,13 @@ type PolicyDecoder interface {
 	DecodePolicy(raw json.RawMessage) (*policy.Policy, error)
 }
 
+// PolicyDefaulter is implemented by contracts whose documents give a
+// session's policy defaults of their own: DefaultPolicy is the policy of a
+// session that selects the contract and gives no policy.
+type PolicyDefaulter interface {
+	DefaultPolicy() *policy.Policy
+}
+
 var (
 	mu        sync.RWMutex
 	contracts = map[string]Contract{}

@@ -7,12 +7,16 @@ package contracttest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/vfsd/vfsd/contract"
 	"github.com/vfsd/vfsd/tools/toolstest"
+	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
 
@@ -25,6 +29,11 @@ type Case struct {
 	// Files seed the session: path → content; a path ending in "/" is an
 	// empty directory.
 	Files map[string]string
+	// Symlinks seed symlinks: path → target (after Files).
+	Symlinks map[string]string
+	// Modes set permission bits (e.g. 0o444): path → mode (after Files and
+	// Symlinks).
+	Modes map[string]uint32
 	// Policy is the session's policy (nil: the contract's default, else
 	// vfsd's default).
 	Policy *policy.Policy
@@ -107,7 +116,12 @@ func NewGoCaller(t *testing.T, contractName string, c Case) Caller {
 	t.Helper()
 	k, err := contract.Lookup(contractName)
 	require.NoError(t, err)
-	env := toolstest.New(t, c.Policy, c.Files)
+	pol := c.Policy
+	if d, ok := k.(contract.PolicyDefaulter); ok && pol == nil {
+		pol = d.DefaultPolicy()
+	}
+	env := toolstest.New(t, pol, c.Files)
+	require.NoError(t, Seed(context.Background(), env.S, c))
 	return &goCaller{k: k, env: env, cenv: &contract.Env{
 		SessionID: env.S.ID(), Session: env.S, Tools: env.Tools, Policy: env.Tools.Policy(), Blobs: env.Repo.Blobs(),
 	}}
@@ -165,4 +179,27 @@ func contains(want, got any) bool {
 		gb, _ := json.Marshal(got)
 		return string(wb) == string(gb)
 	}
+}
+
+// Seed adds a case's symlinks and modes to a session its files are in.
+func Seed(ctx context.Context, s *vfs.Session, c Case) error {
+	for _, p := range slices.Sorted(maps.Keys(c.Symlinks)) {
+		q, err := vfs.ParsePath(p)
+		if err != nil {
+			return fmt.Errorf("seed symlink %q: %w", p, err)
+		}
+		if _, err := s.Symlink(ctx, c.Symlinks[p], q); err != nil {
+			return fmt.Errorf("seed symlink %q: %w", p, err)
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(c.Modes)) {
+		q, err := vfs.ParsePath(p)
+		if err != nil {
+			return fmt.Errorf("seed mode of %q: %w", p, err)
+		}
+		if _, err := s.Chmod(ctx, q, vfs.ModeFromUnix(c.Modes[p])); err != nil {
+			return fmt.Errorf("seed mode of %q: %w", p, err)
+		}
+	}
+	return nil
 }
