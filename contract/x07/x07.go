@@ -199,6 +199,9 @@ func (c *call) path(p map[string]json.RawMessage, param string, a vfs.Access, fo
 	if err := c.pol.Check(a, q); err != nil {
 		return "", errf(ErrPolicyDeny, "%s", policyMessage(err))
 	}
+	if q.IsRoot() && a == vfs.AccessRead && len(c.pol.ReadRoots) > 0 && !slices.Contains(c.pol.ReadRoots, "/") {
+		return "", errf(ErrPolicyDeny, "the session root is outside the read roots %s; give a path inside one", strings.Join(c.pol.ReadRoots, ", "))
+	}
 	return q, nil
 }
 
