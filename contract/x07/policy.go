@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -125,9 +124,6 @@ func (*X07) DecodePolicy(raw json.RawMessage) (*policy.Policy, error) {
 			return nil, fmt.Errorf("x07 policy: field %q must be %s, not %s", te.Field, typeWord(te.Type.String()), te.Value)
 		}
 		return nil, fmt.Errorf("x07 policy: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("x07 policy: data after the JSON object")
 	}
 	if doc.SchemaVersion != nil && *doc.SchemaVersion != SchemaVersion {
 		return nil, fmt.Errorf("x07 policy: field \"schema_version\" is %q; this contract reads %q", *doc.SchemaVersion, SchemaVersion)
