@@ -44,6 +44,12 @@ type CreateSessionRequest struct {
 	// daemon's defaults (vfsd serve --max-session-bytes ...), and forks
 	// inherit their origin's. Only the admin may go above the defaults.
 	Quota *Quota `json:"quota,omitempty"`
+	// Contract is the tool contract the session speaks: "vfsd" (vfsd's own
+	// tools, the default), "aos", "weakincentives", "pos_filesystem" or
+	// "x07"; an unknown name is invalid_input naming the choices. It fixes the tool names,
+	// parameters, results and error codes of the session's tool routes and
+	// MCP endpoint. Forks inherit their origin's when empty.
+	Contract string `json:"contract,omitempty"`
 }
 
 // Quota bounds what a session may hold. A write, truncation, file creation
@@ -83,6 +89,12 @@ type Session struct {
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	Policy    string     `json:"policy"`
 	Profile   string     `json:"profile"`
+	// Contract is the session's tool contract ("vfsd" unless it chose
+	// another).
+	Contract string `json:"contract"`
+	// Calls counts the tool calls in the session's call log (GET
+	// /v1/sessions/{id}/calls): the number the next call gets, less one.
+	Calls uint64 `json:"calls,omitempty"`
 	// Base is the snapshot the session started from ("" when empty).
 	Base string `json:"base,omitempty"`
 	// ImportSnapshot is what the host looked like at the last import or

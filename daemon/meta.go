@@ -31,6 +31,9 @@ type sessionMeta struct {
 	Expires time.Time `json:"expires,omitzero"`
 	Policy  string    `json:"policy"`
 	Profile string    `json:"profile"`
+	// Contract is the session's tool contract; "" (metadata written before
+	// contracts existed) is vfsd's own.
+	Contract string `json:"contract,omitempty"`
 	// Base is the snapshot the session started from.
 	Base string `json:"base,omitempty"`
 	// Import is the snapshot of the host as last imported or applied:

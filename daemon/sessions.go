@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -77,7 +78,7 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 	}
 	now := time.Now().UTC()
 	m := &sessionMeta{ID: id, Created: now, Expires: expiry(now, ttl), Policy: req.Policy, Profile: req.Profile,
-		UID: newSessionUID()}
+		Contract: req.Contract, UID: newSessionUID()}
 	var src *entry
 	if req.Fork != "" {
 		if src, err = d.lookup(req.Fork); err != nil {
@@ -89,6 +90,9 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		}
 		if m.Profile == "" {
 			m.Profile = src.meta.Profile
+		}
+		if m.Contract == "" {
+			m.Contract = src.meta.Contract
 		}
 		m.ForkOf, m.Import, m.Mounts = src.id, src.meta.Import, slices.Clone(src.meta.Mounts)
 		if req.Quota == nil {
@@ -124,6 +128,11 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 	if _, err := tools.LookupProfile(m.Profile); err != nil {
 		return nil, apiErr(api.CodeInvalidInput, "%v", err)
 	}
+	k, err := lookupContract(m.Contract)
+	if err != nil {
+		return nil, err
+	}
+	m.Contract = k.Name()
 	if err := d.checkQuotaRequest(req.Quota, by, src); err != nil {
 		return nil, err
 	}
@@ -131,7 +140,7 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		m.Quota = req.Quota
 	}
 
-	e := newEntry(id, pol, m)
+	e := newEntry(id, pol, m, k)
 	d.mu.Lock()
 	if _, taken := d.sessions[id]; taken {
 		d.mu.Unlock()
@@ -168,6 +177,10 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 	if err := d.metas.save(m); err != nil {
 		return nil, err
 	}
+	// A call log left by an earlier session of this ID is not this one's.
+	if err := os.Remove(d.callLogPath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, errors.Join(fmt.Errorf("session %s: remove an old call log: %w", id, err), d.metas.remove(id))
+	}
 	s, err := d.repo.NewSession(ctx, snapshot.SessionOptions{ID: id, Base: m.Base})
 	if err == nil {
 		err = d.attach(e, s)
@@ -179,7 +192,7 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		return nil, errors.Join(err, d.metas.remove(id))
 	}
 	created = true
-	d.log.Info("session created", "session", id, "policy", m.Policy, "base", m.Base, "fork_of", m.ForkOf)
+	d.log.Info("session created", "session", id, "policy", m.Policy, "contract", m.Contract, "base", m.Base, "fork_of", m.ForkOf)
 	resp.Session, resp.Token = d.view(e), token
 	return resp, nil
 }
@@ -252,11 +265,14 @@ func (d *Daemon) view(e *entry) api.Session {
 	defer e.mu.Unlock()
 	m := e.meta
 	v := api.Session{
-		ID: e.id, CreatedAt: m.Created, Policy: m.Policy, Profile: m.Profile,
+		ID: e.id, CreatedAt: m.Created, Policy: m.Policy, Profile: m.Profile, Contract: e.k.Name(),
 		Base: m.Base, ImportSnapshot: m.Import, ForkOf: m.ForkOf, Mounts: toAPIMounts(m.Mounts),
 		ResetRestages: m.Restage, FuseMounts: slices.Clone(m.Fuse),
 		LastSnapshot: info.Ref, Seq: info.Seq, Dirty: info.Dirty, Files: info.Files, Bytes: info.Bytes,
 		UID: m.UID, Forks: forks, ForkBudgetOf: m.LineageOf,
+	}
+	if e.calls != nil {
+		v.Calls = e.calls.count()
 	}
 	q := d.effectiveQuota(e.pol, m)
 	v.Quota = &q
@@ -356,6 +372,9 @@ func (d *Daemon) closeSessionPurge(id, reason string, purge bool) error {
 	e.closeReason = reason
 	close(e.done)
 	errs = append(errs, d.repo.DeleteSession(id), d.metas.remove(id))
+	if e.calls != nil {
+		errs = append(errs, e.calls.close(true))
+	}
 	e.mu.Lock()
 	m := e.meta
 	e.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
+	"github.com/vfsd/vfsd/contract"
 )
 
 func newSessionCmd(g *globalFlags) *cobra.Command {
@@ -42,7 +43,7 @@ func verbs(cmd *cobra.Command) string {
 // sessionFlags are the options of a new session, shared by session create
 // and snapshot fork.
 type sessionFlags struct {
-	id, policy, profile, ttl string
+	id, policy, profile, ttl, contract string
 }
 
 func (sf *sessionFlags) add(cmd *cobra.Command) {
@@ -51,10 +52,11 @@ func (sf *sessionFlags) add(cmd *cobra.Command) {
 	f.StringVar(&sf.policy, "policy", "", "policy preset: default, weakincentives, x07 or aos")
 	f.StringVar(&sf.profile, "profile", "", "tool profile: openai, anthropic, gemini, minimal or consolidated")
 	f.StringVar(&sf.ttl, "ttl", "", `lifetime, like 90m or 24h; "never" for no expiry (default: the daemon's)`)
+	f.StringVar(&sf.contract, "contract", "", "tool contract: "+strings.Join(contract.Names(), ", ")+` (default "vfsd"; a fork: its origin's)`)
 }
 
 func (sf *sessionFlags) request() api.CreateSessionRequest {
-	return api.CreateSessionRequest{ID: sf.id, Policy: sf.policy, Profile: sf.profile, TTL: sf.ttl}
+	return api.CreateSessionRequest{ID: sf.id, Policy: sf.policy, Profile: sf.profile, TTL: sf.ttl, Contract: sf.contract}
 }
 
 func newSessionCreateCmd(g *globalFlags) *cobra.Command {
@@ -141,7 +143,7 @@ gives the mounts as a JSON array of api.Mount objects instead ("-" for stdin).`,
 // printCreated prints a new session for people.
 func printCreated(w io.Writer, r *api.CreateSessionResponse) {
 	s := r.Session
-	fmt.Fprintf(w, "created session %s (policy %s, profile %s, expires %s)\n", s.ID, s.Policy, s.Profile, expires(&s))
+	fmt.Fprintf(w, "created session %s (policy %s, profile %s, contract %s, expires %s)\n", s.ID, s.Policy, s.Profile, s.Contract, expires(&s))
 	if r.Import != nil {
 		im := r.Import
 		fmt.Fprintf(w, "imported %d files, %d directories, %s in %.0f ms (%d unchanged files from the cache)\n",

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -39,6 +40,17 @@ type Case struct {
 	Policy *policy.Policy
 	// Steps run in order on one session; most cases have one.
 	Steps []Step
+	// Host, when set, are files on the host (path → content; a path ending
+	// in "/" an empty directory) under an allow-listed root made for the
+	// case, which the session's Env.Host imports from.
+	Host map[string]string
+	// Init, when set, are the contract's session-creation options (JSON,
+	// see contract.SessionInitializer), given to the session once it is
+	// created; HostRootVar in it is replaced by the host root's path.
+	Init string
+	// WantInitError, when set, is text the error of Init must contain;
+	// the steps then run on the session as the failed Init left it.
+	WantInitError string
 }
 
 // Step is one call and its checks.
@@ -55,7 +67,8 @@ type Step struct {
 	// (objects compared recursively, arrays and scalars exactly).
 	WantBody string
 	// Check, when set, runs on the result and the session's files after the
-	// call (path → content, directories as "path/").
+	// call, as SessionFiles shows them on every transport: "/path" →
+	// content, directories as "/path/", symlinks as "-> target".
 	Check func(t testing.TB, r contract.Result, files map[string]string)
 }
 
@@ -122,9 +135,26 @@ func NewGoCaller(t *testing.T, contractName string, c Case) Caller {
 	}
 	env := toolstest.New(t, pol, c.Files)
 	require.NoError(t, Seed(context.Background(), env.S, c))
-	return &goCaller{k: k, env: env, cenv: &contract.Env{
+	g := &goCaller{k: k, env: env, cenv: &contract.Env{
 		SessionID: env.S.ID(), Session: env.S, Tools: env.Tools, Policy: env.Tools.Policy(), Blobs: env.Repo.Blobs(),
 	}}
+	root := ""
+	if c.Host != nil || c.Init != "" {
+		root = t.TempDir()
+		writeHostFiles(t, root, c.Host)
+		g.cenv.Host = NewImportHost(t, []string{root}, env.Tools.Policy().ASCIIOnly, env.Repo, env.S)
+	}
+	if c.Init != "" {
+		init, ok := k.(contract.SessionInitializer)
+		require.True(t, ok, "contract %s takes no session-creation options (it is not a contract.SessionInitializer)", contractName)
+		err := init.InitSession(context.Background(), g.cenv, json.RawMessage(strings.ReplaceAll(c.Init, HostRootVar, root)))
+		if c.WantInitError != "" {
+			require.ErrorContains(t, err, c.WantInitError)
+		} else {
+			require.NoError(t, err, "session options %s", c.Init)
+		}
+	}
+	return g
 }
 
 type goCaller struct {

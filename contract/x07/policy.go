@@ -176,13 +176,12 @@ func (*X07) DecodePolicy(raw json.RawMessage) (*policy.Policy, error) {
 
 // DefaultPolicy is the policy of an x07 session that gives none: the x07
 // preset (hidden paths denied, symlinks denied, ".." rejected), every
-// operation allowed on the whole session, and the runner's default limits.
+// operation allowed on the whole session. Its caps leave the document's
+// limits at zero, so that every call applies the runner's defaults (16 MiB
+// reads and writes, 10,000 entries, depth 64), as it does under any policy
+// that does not set them.
 func (*X07) DefaultPolicy() *policy.Policy {
 	p, _ := policy.Preset(policy.PresetX07)
-	p.Caps.MaxReadBytes = int64(defaultMaxRead)
-	p.Caps.MaxWriteBytes = int64(defaultMaxWrite)
-	p.Caps.MaxEntries = int64(defaultMaxEntries)
-	p.Caps.MaxWalkDepth = int64(defaultMaxWalkDeep)
 	return p
 }
 
