@@ -7,6 +7,9 @@ package contracttest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +17,7 @@ import (
 
 	"github.com/vfsd/vfsd/contract"
 	"github.com/vfsd/vfsd/tools/toolstest"
+	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
 
@@ -26,6 +30,11 @@ type Case struct {
 	// Files seed the session: path → content; a path ending in "/" is an
 	// empty directory.
 	Files map[string]string
+	// Symlinks seed symlinks: path → target (after Files).
+	Symlinks map[string]string
+	// Modes set permission bits (e.g. 0o444): path → mode (after Files and
+	// Symlinks).
+	Modes map[string]uint32
 	// Policy is the session's policy (nil: the contract's default, else
 	// vfsd's default).
 	Policy *policy.Policy
@@ -125,6 +134,7 @@ func NewGoCaller(t *testing.T, contractName string, c Case) Caller {
 		pol = d.DefaultPolicy()
 	}
 	env := toolstest.New(t, pol, c.Files)
+	require.NoError(t, Seed(context.Background(), env.S, c))
 	g := &goCaller{k: k, env: env, cenv: &contract.Env{
 		SessionID: env.S.ID(), Session: env.S, Tools: env.Tools, Policy: env.Tools.Policy(), Blobs: env.Repo.Blobs(),
 	}}
@@ -199,4 +209,27 @@ func contains(want, got any) bool {
 		gb, _ := json.Marshal(got)
 		return string(wb) == string(gb)
 	}
+}
+
+// Seed adds a case's symlinks and modes to a session its files are in.
+func Seed(ctx context.Context, s *vfs.Session, c Case) error {
+	for _, p := range slices.Sorted(maps.Keys(c.Symlinks)) {
+		q, err := vfs.ParsePath(p)
+		if err != nil {
+			return fmt.Errorf("seed symlink %q: %w", p, err)
+		}
+		if _, err := s.Symlink(ctx, c.Symlinks[p], q); err != nil {
+			return fmt.Errorf("seed symlink %q: %w", p, err)
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(c.Modes)) {
+		q, err := vfs.ParsePath(p)
+		if err != nil {
+			return fmt.Errorf("seed mode of %q: %w", p, err)
+		}
+		if _, err := s.Chmod(ctx, q, vfs.ModeFromUnix(c.Modes[p])); err != nil {
+			return fmt.Errorf("seed mode of %q: %w", p, err)
+		}
+	}
+	return nil
 }

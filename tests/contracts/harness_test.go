@@ -198,6 +198,14 @@ func (d *daemon) newSession(t *testing.T, contractName string, c contracttest.Ca
 		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
 		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
 	}
+	for p, target := range c.Symlinks {
+		full := filepath.Join(host, filepath.FromSlash(p))
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.Symlink(target, full))
+	}
+	for p, mode := range c.Modes {
+		require.NoError(t, os.Chmod(filepath.Join(host, filepath.FromSlash(p)), fs.FileMode(mode)))
+	}
 	req.Mounts = []api.Mount{{HostPath: host, MountPath: "/"}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
