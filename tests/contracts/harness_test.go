@@ -211,6 +211,15 @@ func (d *daemon) newSession(t *testing.T, contractName string, c contracttest.Ca
 	defer cancel()
 	_, err = d.c.CreateSession(ctx, req)
 	require.NoError(t, err, "create the case's session")
+	// A client references content it stored (POST /v1/blobs) by its
+	// hash; the Go runner's files are in the store already. Store every
+	// file's content, so blob_ref cases mean the same on every transport.
+	for p, content := range c.Files {
+		if !strings.HasSuffix(p, "/") {
+			_, err := d.c.PutBlob(ctx, strings.NewReader(content))
+			require.NoError(t, err, "store %s as a blob", p)
+		}
+	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
