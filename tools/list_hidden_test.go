@@ -15,14 +15,14 @@ import (
 // folder with .env listed nothing). Globs and greps walk the same trees.
 func TestListSkipsOnlyTheHiddenFile(t *testing.T) {
 	files := map[string]string{
-		".env":         "SECRET=1\n",
-		"a.txt":        "hello\n",
-		"b.txt":        "hello\n",
-		"sub/.env":     "SECRET=2\n",
-		"sub/c.txt":    "hello\n",
-		"sub/d.txt":    "hello\n",
+		".env":       "SECRET=1\n",
+		"a.txt":      "hello\n",
+		"b.txt":      "hello\n",
+		"sub/.env":   "SECRET=2\n",
+		"sub/c.txt":  "hello\n",
+		"sub/d.txt":  "hello\n",
 		"sub/c0.log": "hello\n",
-		"sub/e.txt":    "hello\n",
+		"sub/e.txt":  "hello\n",
 	}
 	x07 := func() *policy.Policy { p, _ := policy.Preset(policy.PresetX07); return p }
 	paths := func(r map[string]any, key, field string) []string {
