@@ -79,7 +79,7 @@ func newDaemonBackend(ctx context.Context, c *client.Client, session string) (*d
 	if err != nil {
 		return nil, "", fmt.Errorf("session %s: %w", session, err)
 	}
-	pol, err := policy.Preset(s.Policy)
+	pol, err := sessionPolicyOf(s)
 	if err != nil {
 		return nil, "", fmt.Errorf("session %s: %w; is this vfsd older than the daemon?", session, err)
 	}
