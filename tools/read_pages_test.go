@@ -28,8 +28,8 @@ func TestReadPages(t *testing.T) {
 		return b.String()
 	}
 	files := map[string]string{
-		"many.txt":  lines(5000, 20),                        // 100 KB, over the line count
-		"wide.txt":  lines(1000, 100),                       // 100 KB in 1000 lines: over the byte cap
+		"many.txt":  lines(5000, 20),                          // 100 KB, over the line count
+		"wide.txt":  lines(1000, 100),                         // 100 KB in 1000 lines: over the byte cap
 		"one.txt":   strings.Repeat("é", 100<<10) + "\nend\n", // one line of 200 KiB
 		"small.txt": "a\nb\n",
 		"big.bin":   strings.Repeat("\x00\x01", 50<<10),
