@@ -185,7 +185,7 @@ func (d *Daemon) recover(ctx context.Context) error {
 				return err
 			}
 		}
-		pol, err := policy.Preset(m.Policy)
+		pol, err := loadPolicy(m)
 		if err != nil {
 			return fmt.Errorf("session %s metadata: %w", id, err)
 		}

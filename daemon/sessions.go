@@ -77,17 +77,30 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		return nil, err
 	}
 	now := time.Now().UTC()
-	m := &sessionMeta{ID: id, Created: now, Expires: expiry(now, ttl), Policy: req.Policy, Profile: req.Profile,
+	m := &sessionMeta{ID: id, Created: now, Expires: expiry(now, ttl), Profile: req.Profile,
 		Contract: req.Contract, UID: newSessionUID()}
 	var src *entry
 	if req.Fork != "" {
 		if src, err = d.lookup(req.Fork); err != nil {
 			return nil, err
 		}
+	}
+	// The session's contract (a fork's: its origin's, unless it names
+	// one) decodes a policy object in its document's names, and gives the
+	// default policy when the request names none.
+	contractName := req.Contract
+	if contractName == "" && src != nil {
 		src.mu.Lock()
-		if m.Policy == "" {
-			m.Policy = src.meta.Policy
-		}
+		contractName = src.meta.Contract
+		src.mu.Unlock()
+	}
+	pol, customPolicy, err := sessionPolicy(contractName, req, src)
+	if err != nil {
+		return nil, err
+	}
+	m.Policy, m.PolicyObject = pol.Name, customPolicy
+	if src != nil {
+		src.mu.Lock()
 		if m.Profile == "" {
 			m.Profile = src.meta.Profile
 		}
@@ -98,7 +111,7 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		if req.Quota == nil {
 			m.Quota = src.meta.Quota // forks inherit their origin's quota
 		}
-		srcPolicy, srcExpires := src.meta.Policy, src.meta.Expires
+		srcExpires := src.meta.Expires
 		if bySession {
 			// A session token's fork never outlives its parent, and draws
 			// on the fork budget its parent draws on.
@@ -111,19 +124,12 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 			}
 		}
 		src.mu.Unlock()
-		if bySession && m.Policy != srcPolicy {
-			return nil, apiErr(api.CodeForbidden, "a session token cannot fork into another policy (%s, not %s); ask the admin", m.Policy, srcPolicy)
+		if bySession && !samePolicy(pol, src.pol) {
+			return nil, apiErr(api.CodeForbidden, "a session token cannot fork into another policy (%s, not %s's %s); ask the admin", m.Policy, src.id, src.pol.Name)
 		}
-	}
-	if m.Policy == "" {
-		m.Policy = policy.PresetDefault
 	}
 	if m.Profile == "" {
 		m.Profile = defaultProfile
-	}
-	pol, err := policy.Preset(m.Policy)
-	if err != nil {
-		return nil, apiErr(api.CodeInvalidInput, "%v", err)
 	}
 	if _, err := tools.LookupProfile(m.Profile); err != nil {
 		return nil, apiErr(api.CodeInvalidInput, "%v", err)
@@ -265,7 +271,7 @@ func (d *Daemon) view(e *entry) api.Session {
 	defer e.mu.Unlock()
 	m := e.meta
 	v := api.Session{
-		ID: e.id, CreatedAt: m.Created, Policy: m.Policy, Profile: m.Profile, Contract: e.k.Name(),
+		ID: e.id, CreatedAt: m.Created, Policy: m.Policy, EffectivePolicy: policyJSON(e.pol), Profile: m.Profile, Contract: e.k.Name(),
 		Base: m.Base, ImportSnapshot: m.Import, ForkOf: m.ForkOf, Mounts: toAPIMounts(m.Mounts),
 		ResetRestages: m.Restage, FuseMounts: slices.Clone(m.Fuse),
 		LastSnapshot: info.Ref, Seq: info.Seq, Dirty: info.Dirty, Files: info.Files, Bytes: info.Bytes,

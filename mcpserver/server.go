@@ -189,6 +189,7 @@ func NewServer(backend Backend, opts Options) (*mcp.Server, error) {
 		srv.AddTool(t, (&binding{backend: backend, name: t.Name, logger: opts.Logger}).handle)
 	}
 	srv.AddReceivingMiddleware(profileOrder(rank), carrierCancel)
+	addResourcesAndPrompts(srv, backend, opts)
 	return srv, nil
 }
 

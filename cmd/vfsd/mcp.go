@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
 	"github.com/vfsd/vfsd/contract"
 	"github.com/vfsd/vfsd/mcpserver"
 	"github.com/vfsd/vfsd/tools"
+	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
 
@@ -93,7 +96,7 @@ func newDaemonBackend(ctx context.Context, c *client.Client, session string) (*d
 	if err != nil {
 		return nil, "", fmt.Errorf("session %s: %w", session, err)
 	}
-	pol, err := policy.Preset(s.Policy)
+	pol, err := sessionPolicyOf(s)
 	if err != nil {
 		return nil, "", fmt.Errorf("session %s: %w; is this vfsd older than the daemon?", session, err)
 	}
@@ -128,4 +131,30 @@ func (b *daemonBackend) CallContract(ctx context.Context, name string, params js
 		return contract.Result{}, err
 	}
 	return contract.Result{Body: r.JSON, Text: r.Text, Status: r.Status, IsError: !r.OK()}, nil
+}
+
+// ReadBlob reads part of a blob through the daemon (GET /v1/blobs/REF), so
+// that `vfsd mcp` offers the session's blobs as MCP resources: with a
+// session token the daemon answers only for the blobs that session may
+// read; the admin token reads any blob, as it may over the HTTP API.
+func (b *daemonBackend) ReadBlob(ctx context.Context, ref string, offset, length int64) ([]byte, int64, error) {
+	rc, size, err := b.c.GetBlob(ctx, ref)
+	if client.Code(err) == api.CodeNotFound {
+		return nil, 0, fmt.Errorf("%v: %w", err, vfs.ErrNotFound)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rc.Close()
+	if offset >= size {
+		return []byte{}, size, nil
+	}
+	if _, err := io.CopyN(io.Discard, rc, offset); err != nil {
+		return nil, 0, fmt.Errorf("blob %s: skip to %d: %w", ref, offset, err)
+	}
+	buf := make([]byte, min(length, size-offset))
+	if _, err := io.ReadFull(rc, buf); err != nil {
+		return nil, 0, fmt.Errorf("blob %s: read at %d: %w", ref, offset, err)
+	}
+	return buf, size, nil
 }

@@ -44,12 +44,14 @@ func verbs(cmd *cobra.Command) string {
 // and snapshot fork.
 type sessionFlags struct {
 	id, policy, profile, ttl, contract string
+	policyFile                         string
 }
 
 func (sf *sessionFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&sf.id, "id", "", "the session's ID (default: a fresh one)")
 	f.StringVar(&sf.policy, "policy", "", "policy preset: default, weakincentives, x07 or aos")
+	f.StringVar(&sf.policyFile, "policy-file", "", policyFileUsage)
 	f.StringVar(&sf.profile, "profile", "", "tool profile: openai, anthropic, gemini, minimal or consolidated")
 	f.StringVar(&sf.ttl, "ttl", "", `lifetime, like 90m or 24h; "never" for no expiry (default: the daemon's)`)
 	f.StringVar(&sf.contract, "contract", "", "tool contract: "+strings.Join(contract.Names(), ", ")+` (default "vfsd"; a fork: its origin's)`)
@@ -69,7 +71,7 @@ func newSessionCreateCmd(g *globalFlags) *cobra.Command {
 		gitignore, defaultExcludes, followLinks bool
 	)
 	cmd := &cobra.Command{
-		Use:   "create [--mount HOST[=PATH]]... [--base SNAP | --fork SESSION] [--policy P] [--ttl D]",
+		Use:   "create [--mount HOST[=PATH]]... [--base SNAP | --fork SESSION] [--policy P | --policy-file F] [--ttl D]",
 		Short: "Create a session: empty, staged from host folders, from a snapshot, or forked",
 		Long: `Creates a session and prints its ID and its token (shown once: it reaches
 this session only, over TCP). With --mount, host folders (beneath the daemon's
@@ -95,6 +97,9 @@ gives the mounts as a JSON array of api.Mount objects instead ("-" for stdin).`,
 	return remoteCmd(g, cmd, func(cmd *cobra.Command, _ []string, c *client.Client, out *output) error {
 		req := sf.request()
 		req.Base, req.Fork = base, fork
+		if err := setPolicy(cmd, &req, sf.policy, sf.policyFile); err != nil {
+			return err
+		}
 		for _, m := range mounts {
 			host, at, _ := strings.Cut(m, "=")
 			abs, err := filepath.Abs(host)

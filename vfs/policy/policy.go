@@ -40,8 +40,12 @@ const (
 
 // Policy is what a session's tools may do.
 type Policy struct {
-	// Name is the preset the policy came from, or "custom".
+	// Name is the preset the policy came from, or "custom" (or the name a
+	// policy object gave itself; see Decode).
 	Name string `json:"name"`
+	// Base is the preset a policy object started from (see Decode); empty
+	// for the presets themselves.
+	Base string `json:"base,omitempty"`
 	// AllowedOps lists the tool operations allowed (read_file, grep, ...);
 	// empty allows every operation.
 	AllowedOps []string `json:"allowed_ops,omitempty"`
