@@ -34,6 +34,10 @@ type sessionMeta struct {
 	// Contract is the session's tool contract; "" (metadata written before
 	// contracts existed) is vfsd's own.
 	Contract string `json:"contract,omitempty"`
+	// ContractOptions are the contract's session-creation options
+	// (contract.SessionInitializer), applied at creation and replayed
+	// after every reset.
+	ContractOptions json.RawMessage `json:"contract_options,omitempty"`
 	// Base is the snapshot the session started from.
 	Base string `json:"base,omitempty"`
 	// Import is the snapshot of the host as last imported or applied:
