@@ -356,6 +356,28 @@ func TestContractState(t *testing.T) {
 	st, err := s.c.ContractState(ctx, "s")
 	require.NoError(t, err)
 	require.JSONEq(t, `{"session":"s","files":2,"root_path":""}`, string(st))
+	// weakincentives' state is its document's VirtualFileSystem.
+	wi, err := s.c.CreateSession(ctx, api.CreateSessionRequest{ID: "wi", Contract: "weakincentives"})
+	require.NoError(t, err)
+	require.Equal(t, policy.PresetWeakIncentives, wi.Session.Policy, "the contract's default policy")
+	call(t, s.c, "wi", "write_file", `{"path":{"segments":["b","x.txt"]},"content":"x"}`, "ok")
+	call(t, s.c, "wi", "write_file", `{"path":"a.txt","content":"aa"}`, "ok")
+	st, err = s.c.ContractState(ctx, "wi")
+	require.NoError(t, err)
+	var vfsState struct {
+		RootPath string `json:"root_path"`
+		Files    []struct {
+			Path      struct{ Segments []string } `json:"path"`
+			SizeBytes int64                       `json:"size_bytes"`
+		} `json:"files"`
+	}
+	require.NoError(t, json.Unmarshal(st, &vfsState), "%s", st)
+	require.Empty(t, vfsState.RootPath)
+	require.Len(t, vfsState.Files, 2, "%s", st)
+	require.Equal(t, []string{"a.txt"}, vfsState.Files[0].Path.Segments)
+	require.Equal(t, int64(2), vfsState.Files[0].SizeBytes)
+	require.Equal(t, []string{"b", "x.txt"}, vfsState.Files[1].Path.Segments)
+
 	_, err = s.c.CreateSession(ctx, api.CreateSessionRequest{ID: "plain"})
 	require.NoError(t, err)
 	_, err = s.c.ContractState(ctx, "plain")
