@@ -61,6 +61,15 @@ type CreateSessionRequest struct {
 	// parameters, results and error codes of the session's tool routes and
 	// MCP endpoint. Forks inherit their origin's when empty.
 	Contract string `json:"contract,omitempty"`
+	// ContractOptions are the contract's own session-creation options (a
+	// JSON object), for contracts whose documents configure a session
+	// when it is created (weakincentives: {"mounts": [HostMount ...]}).
+	// The daemon applies them once the session exists and again after
+	// every reset; if they fail, the session is not created
+	// (invalid_input, or the engine's code such as too_large). A contract
+	// without options refuses them. Forks do not inherit them (the fork
+	// starts from its origin's state, which holds what they did).
+	ContractOptions json.RawMessage `json:"contract_options,omitempty"`
 }
 
 // createSessionWire is CreateSessionRequest as JSON, "policy" being either
@@ -164,6 +173,9 @@ type Session struct {
 	// Contract is the session's tool contract ("vfsd" unless it chose
 	// another).
 	Contract string `json:"contract"`
+	// ContractOptions are the contract options the session was created
+	// with (CreateSessionRequest.ContractOptions), replayed on reset.
+	ContractOptions json.RawMessage `json:"contract_options,omitempty"`
 	// Calls counts the tool calls in the session's call log (GET
 	// /v1/sessions/{id}/calls): the number the next call gets, less one.
 	Calls uint64 `json:"calls,omitempty"`

@@ -2,8 +2,10 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/vfsd/vfsd/api"
 )
@@ -58,6 +60,25 @@ func (c *Client) CloseSession(ctx context.Context, id string) error {
 // /v1/sessions/{id}?purge=true).
 func (c *Client) CloseSessionPurge(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "/v1/sessions/"+esc(id), url.Values{"purge": {"true"}}, nil, nil)
+}
+
+// CloseSessionWith is CloseSession with an explicit ?purge=: true deletes
+// the snapshots taken of the session that no other session needs, false
+// keeps them even where the session's contract purges them by default
+// (weakincentives).
+func (c *Client) CloseSessionWith(ctx context.Context, id string, purge bool) error {
+	return c.do(ctx, http.MethodDelete, "/v1/sessions/"+esc(id), url.Values{"purge": {strconv.FormatBool(purge)}}, nil, nil)
+}
+
+// ContractState returns the state the session's contract offers (GET
+// /v1/sessions/{id}/contract/state), as JSON: weakincentives' snapshot of
+// the session (VirtualFileSystem).
+func (c *Client) ContractState(ctx context.Context, id string) (json.RawMessage, error) {
+	var out json.RawMessage
+	if err := c.do(ctx, http.MethodGet, "/v1/sessions/"+esc(id)+"/contract/state", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // ForkSession creates a session from a live session's current state (POST

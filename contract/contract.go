@@ -227,3 +227,14 @@ type SnapshotLifetime interface {
 	// ?purge= behaves as ?purge=true).
 	PurgeSnapshotsOnClose() bool
 }
+
+// StateReporter is implemented by contracts whose documents expose the
+// session's state to the orchestrator (weakincentives'
+// select_latest(session, VirtualFileSystem)). The daemon serves it at GET
+// /v1/sessions/{id}/contract/state.
+type StateReporter interface {
+	// State returns the state, ready to encode as JSON. rootPath is where
+	// the session's files are on disk (its first FUSE mount), or "" when
+	// they are not.
+	State(ctx context.Context, env *Env, rootPath string) (any, error)
+}

@@ -155,3 +155,10 @@ func (b *sessionBackend) ContractName() string { return b.e.k.Name() }
 func (b *sessionBackend) CallContract(ctx context.Context, name string, params json.RawMessage) (contract.Result, error) {
 	return b.d.callTool(ctx, b.e, name, params, transportMCP), nil
 }
+
+// ReadBlob reads part of a blob the session may read, so that its MCP
+// server offers blobs as resources (mcpserver.BlobReader): through the
+// session's toolset, whose blob store holds the session to its grants.
+func (b *sessionBackend) ReadBlob(ctx context.Context, ref string, offset, length int64) ([]byte, int64, error) {
+	return mcpserver.ToolsetBackend(b.e.ts, b.e.id).(mcpserver.BlobReader).ReadBlob(ctx, ref, offset, length)
+}

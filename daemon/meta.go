@@ -38,6 +38,10 @@ type sessionMeta struct {
 	// (policy.FromJSON) when it was given as data and is no preset; the
 	// session then enforces it, and Policy is only its name.
 	PolicyObject json.RawMessage `json:"policy_object,omitempty"`
+	// ContractOptions are the contract's session-creation options
+	// (contract.SessionInitializer), applied at creation and replayed
+	// after every reset.
+	ContractOptions json.RawMessage `json:"contract_options,omitempty"`
 	// Base is the snapshot the session started from.
 	Base string `json:"base,omitempty"`
 	// Import is the snapshot of the host as last imported or applied:

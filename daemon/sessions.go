@@ -128,17 +128,20 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 			return nil, apiErr(api.CodeForbidden, "a session token cannot fork into another policy (%s, not %s's %s); ask the admin", m.Policy, src.id, src.pol.Name)
 		}
 	}
+	k, err := lookupContract(m.Contract)
+	if err != nil {
+		return nil, err
+	}
+	m.Contract = k.Name()
+	if m.ContractOptions, err = contractOptions(k, req.ContractOptions); err != nil {
+		return nil, err
+	}
 	if m.Profile == "" {
 		m.Profile = defaultProfile
 	}
 	if _, err := tools.LookupProfile(m.Profile); err != nil {
 		return nil, apiErr(api.CodeInvalidInput, "%v", err)
 	}
-	k, err := lookupContract(m.Contract)
-	if err != nil {
-		return nil, err
-	}
-	m.Contract = k.Name()
 	if err := d.checkQuotaRequest(req.Quota, by, src); err != nil {
 		return nil, err
 	}
@@ -188,6 +191,11 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		return nil, errors.Join(fmt.Errorf("session %s: remove an old call log: %w", id, err), d.metas.remove(id))
 	}
 	s, err := d.repo.NewSession(ctx, snapshot.SessionOptions{ID: id, Base: m.Base})
+	if err == nil {
+		// The contract's options apply before anyone can reach the
+		// session; if they fail, the session is discarded.
+		err = d.initNewSession(ctx, e, s)
+	}
 	if err == nil {
 		err = d.attach(e, s)
 	}
@@ -275,7 +283,7 @@ func (d *Daemon) view(e *entry) api.Session {
 		Base: m.Base, ImportSnapshot: m.Import, ForkOf: m.ForkOf, Mounts: toAPIMounts(m.Mounts),
 		ResetRestages: m.Restage, FuseMounts: slices.Clone(m.Fuse),
 		LastSnapshot: info.Ref, Seq: info.Seq, Dirty: info.Dirty, Files: info.Files, Bytes: info.Bytes,
-		UID: m.UID, Forks: forks, ForkBudgetOf: m.LineageOf,
+		UID: m.UID, Forks: forks, ForkBudgetOf: m.LineageOf, ContractOptions: m.ContractOptions,
 	}
 	if e.calls != nil {
 		v.Calls = e.calls.count()
@@ -337,6 +345,12 @@ func (d *Daemon) resetSession(ctx context.Context, e *entry, progress progressFu
 	} else if err := e.s.Reset(ctx); err != nil {
 		return nil, fmt.Errorf("reset %s: %w", e.id, err)
 	}
+	// The reset replays the contract's initialisation (weakincentives:
+	// "reset replays the mount initialisation").
+	if err := d.initContract(ctx, e, e.s, e.ts, true); err != nil {
+		ae := toAPIError(err)
+		return nil, apiErr(ae.Code, "reset %s: the session was reset, but %s; fix the cause and reset again", e.id, ae.Message)
+	}
 	resp.Session = d.view(e)
 	return resp, nil
 }
@@ -345,9 +359,13 @@ func (d *Daemon) resetSession(ctx context.Context, e *entry, progress progressFu
 // its event streams end with reason, its state and metadata are removed.
 // The snapshots made for it (its imports, a fork's starting point) are
 // deleted unless another session needs them; the snapshots taken of it
-// stay (see closeSessionPurge).
+// stay (see closeSessionPurge) unless its contract purges them by default
+// (contract.SnapshotLifetime).
 func (d *Daemon) closeSession(id, reason string) error {
-	return d.closeSessionPurge(id, reason, false)
+	d.mu.RLock()
+	e := d.sessions[id]
+	d.mu.RUnlock()
+	return d.closeSessionPurge(id, reason, e != nil && purgeByDefault(e))
 }
 
 // closeSessionPurge is closeSession that, with purge, also deletes every

@@ -79,10 +79,11 @@ func (d *Daemon) handleResetSession(w http.ResponseWriter, r *http.Request) erro
 
 func (d *Daemon) handleCloseSession(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
-	if _, err := d.lookup(id); err != nil {
+	e, err := d.lookup(id)
+	if err != nil {
 		return err
 	}
-	purge, err := parsePurge(r)
+	purge, err := closePurge(r, e)
 	if err != nil {
 		return err
 	}

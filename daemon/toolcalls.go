@@ -3,10 +3,10 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -77,12 +77,7 @@ func (d *Daemon) countCall(e *entry, name, status string, took time.Duration) {
 
 // contractEnv is what session e's contract works on.
 func (d *Daemon) contractEnv(e *entry) *contract.Env {
-	env := &contract.Env{SessionID: e.id, Session: e.s, Tools: e.ts, Policy: e.pol,
-		Blobs: sessionBlobs{BlobStore: d.repo.Blobs(), d: d, e: e}}
-	if len(d.cfg.AllowRoots) > 0 {
-		env.Host = daemonHost{d: d, e: e}
-	}
-	return env
+	return d.contractEnvFor(e, e.s, e.ts, false)
 }
 
 // handleToolCall runs one tool of the session's contract. The body is the
@@ -225,16 +220,37 @@ func (d *Daemon) handleCallLog(w http.ResponseWriter, r *http.Request) error {
 type daemonHost struct {
 	d *Daemon
 	e *entry
+	// s is the session imported into: e's, or the fresh session not yet
+	// attached to e while it is being created.
+	s *vfs.Session
+	// locked says the caller holds e.hostMu (a reset replaying the
+	// contract's options).
+	locked bool
 }
 
-// Import imports req.HostPath into the session at req.MountPath: it stages
-// the host folder as a snapshot, then writes its files into the session in
-// one batch (all or nothing). Symlinks come in as symlinks after the batch;
-// devices, fifos and sockets are left out.
+var (
+	_ contract.Host      = daemonHost{}
+	_ contract.HostRoots = daemonHost{}
+)
+
+// Roots returns the daemon's allowed roots, in the order they were
+// configured (--allow-root).
+func (h daemonHost) Roots() []string { return slices.Clone(h.d.cfg.AllowRoots) }
+
+// Import merges req.HostPath into the session at req.MountPath ("" or "/"
+// is the session root): it stages the host folder (or file) as a snapshot,
+// then writes its tree into the session in one batch, all or nothing.
+// Files at the same paths are replaced, directories merge; an entry of
+// another kind in the way (a file where a directory comes, a directory
+// where a file or symlink comes) is replaced. Symlinks come in as symlinks;
+// devices, fifos and sockets are left out. A mount over req.MaxBytes fails
+// with a vfs.Error of code CodeTooLarge and imports nothing.
 func (h daemonHost) Import(ctx context.Context, req contract.ImportRequest) (contract.ImportResult, error) {
-	d, e := h.d, h.e
-	e.hostMu.Lock()
-	defer e.hostMu.Unlock()
+	d, e, s := h.d, h.e, h.s
+	if !h.locked {
+		e.hostMu.Lock()
+		defer e.hostMu.Unlock()
+	}
 	im, err := d.importer(e.pol.ASCIIOnly)
 	if err != nil {
 		return contract.ImportResult{}, err
@@ -242,6 +258,10 @@ func (h daemonHost) Import(ctx context.Context, req contract.ImportRequest) (con
 	mountPath := req.MountPath
 	if mountPath == "" {
 		mountPath = "/"
+	}
+	top, err := vfs.ParsePath(mountPath)
+	if err != nil {
+		return contract.ImportResult{}, fmt.Errorf("import %s: mount path: %w", req.HostPath, err)
 	}
 	snap, _, err := im.Import(ctx, d.repo, []hostmount.Mount{{HostPath: req.HostPath, MountPath: mountPath,
 		Include: req.Include, Exclude: req.Exclude, MaxBytes: req.MaxBytes, FollowSymlinks: req.FollowSymlinks}}, nil)
@@ -251,34 +271,49 @@ func (h daemonHost) Import(ctx context.Context, req contract.ImportRequest) (con
 	defer func() { // the staging snapshot is only a means
 		_, _ = d.repo.DeleteSnapshots(context.WithoutCancel(ctx), []string{snap.ID}, snapshot.DeleteOptions{})
 	}()
-	top, err := vfs.ParsePath(mountPath)
-	if err != nil {
-		return contract.ImportResult{}, err
-	}
 	var res contract.ImportResult
-	b := e.s.NewBatch()
-	type link struct {
-		p      vfs.Path
-		target string
+	cur := s.Tree()
+	b := s.NewBatch()
+	// clear removes what is at p unless it is of the kind that merges
+	// (a directory over a directory); a file over a file is replaced by
+	// the write itself.
+	clearFor := func(p vfs.Path, incoming vfs.Node) error {
+		old, ok := cur.Get(p)
+		switch {
+		case !ok:
+			return nil
+		case old.IsDir() && incoming.IsDir():
+			return nil
+		case old.Kind == vfs.KindFile && incoming.Kind == vfs.KindFile:
+			return nil
+		}
+		return b.Remove(p, vfs.RemoveOptions{Recursive: old.IsDir()})
 	}
-	var links []link
 	blobs := d.repo.Blobs()
 	err = snap.Tree.Walk(top, func(p vfs.Path, n vfs.Node) error {
+		if p.IsRoot() {
+			return nil
+		}
 		switch {
 		case n.IsDir():
-			if p.IsRoot() {
-				return nil
+			if err := clearFor(p, n); err != nil {
+				return err
 			}
 			return b.Mkdir(p, vfs.MkdirOptions{Parents: true, Perm: n.Mode.Perm()})
 		case n.IsSymlink():
-			links = append(links, link{p, n.Target})
-			return nil
+			if err := clearFor(p, n); err != nil {
+				return err
+			}
+			return b.Symlink(n.Target, p)
 		case n.Kind != vfs.KindFile:
 			return nil
 		}
+		if err := clearFor(p, n); err != nil {
+			return err
+		}
 		blob, err := blobs.Open(ctx, n.Blob)
 		if err != nil {
-			return err
+			return fmt.Errorf("import %s: %w", p, err)
 		}
 		defer blob.Close()
 		res.Files++
@@ -290,13 +325,7 @@ func (h daemonHost) Import(ctx context.Context, req contract.ImportRequest) (con
 		return contract.ImportResult{}, err
 	}
 	if _, err := b.Commit(ctx); err != nil {
-		return contract.ImportResult{}, err
+		return contract.ImportResult{}, fmt.Errorf("import %s into %s: %w", req.HostPath, top, err)
 	}
-	var errs []error
-	for _, l := range links {
-		if _, err := e.s.Symlink(ctx, l.target, l.p); err != nil && !errors.Is(err, vfs.ErrExists) {
-			errs = append(errs, err)
-		}
-	}
-	return res, errors.Join(errs...)
+	return res, nil
 }

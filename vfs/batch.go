@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Batch collects changes to a session that take effect together: Commit
@@ -59,6 +61,28 @@ func (b *Batch) Mkdir(p Path, opts MkdirOptions) error {
 	}
 	b.events = append(b.events, Event{Op: OpMkdir, Path: p, Mode: opts.Perm, ExactMode: opts.ExactPerm,
 		Owner: b.s.ownerOr(opts.Owner), Parents: opts.Parents})
+	return nil
+}
+
+// Symlink adds the creation of symlink p pointing at target, creating
+// missing parent directories. The target is checked as Session.Symlink
+// checks it.
+func (b *Batch) Symlink(target string, p Path) error {
+	const op = "symlink"
+	if err := b.s.check(op, AccessWrite, p); err != nil {
+		return b.fail(err)
+	}
+	switch {
+	case target == "":
+		return b.fail(newErr(CodeInvalid, op, p, "symlink target is empty"))
+	case len(target) > MaxPathBytes:
+		return b.fail(newErr(CodeInvalid, op, p, "symlink target is longer than 4095 bytes"))
+	case strings.IndexByte(target, 0) >= 0:
+		return b.fail(newErr(CodeInvalid, op, p, "symlink target contains a NUL byte"))
+	case !utf8.ValidString(target):
+		return b.fail(newErr(CodeInvalid, op, p, "symlink target is not valid UTF-8"))
+	}
+	b.events = append(b.events, Event{Op: OpSymlink, Path: p, Target: target, Owner: b.s.ownerOr(nil), Parents: true})
 	return nil
 }
 

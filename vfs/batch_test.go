@@ -91,3 +91,46 @@ func TestNoticesCarryTheOrigin(t *testing.T) {
 	require.NoError(t, h.Close())
 	require.Equal(t, []string{"write:fuse", "write:", "copyup:fuse", "commit:fuse"}, got)
 }
+
+func TestBatchSymlink(t *testing.T) {
+	blobs := vfstest.NewBlobs()
+	s, err := vfs.Create(ctx, vfstest.Options(t, blobs), vfs.Tree{}, "")
+	require.NoError(t, err)
+	write(t, s, "a.txt", "A")
+	before := s.Tree().Encode()
+
+	for _, tc := range []struct {
+		name, target string
+	}{{"empty target", ""}, {"NUL in the target", "a\x00b"}, {"not UTF-8", "\xff"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := s.NewBatch()
+			require.ErrorIs(t, b.Symlink(tc.target, p("l")), vfs.ErrInvalid)
+			_, err := b.Commit(ctx)
+			require.Error(t, err)
+			require.Equal(t, before, s.Tree().Encode())
+		})
+	}
+
+	t.Run("a link in the way fails the whole batch", func(t *testing.T) {
+		b := s.NewBatch()
+		require.NoError(t, b.Write(ctx, p("new.txt"), strings.NewReader("N"), vfs.WriteOptions{}))
+		require.NoError(t, b.Symlink("x", p("a.txt")))
+		_, err := b.Commit(ctx)
+		require.ErrorIs(t, err, vfs.ErrExists)
+		require.Equal(t, before, s.Tree().Encode())
+	})
+
+	t.Run("links commit with the rest, parents created", func(t *testing.T) {
+		b := s.NewBatch()
+		require.NoError(t, b.Remove(p("a.txt"), vfs.RemoveOptions{}))
+		require.NoError(t, b.Symlink("../b.txt", p("d/e/a.txt")))
+		_, err := b.Commit(ctx)
+		require.NoError(t, err)
+		n, ok := s.Tree().Get(p("d/e/a.txt"))
+		require.True(t, ok)
+		require.True(t, n.IsSymlink())
+		require.Equal(t, "../b.txt", n.Target)
+		_, ok = s.Tree().Get(p("a.txt"))
+		require.False(t, ok)
+	})
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -67,6 +68,7 @@ func newSessionCreateCmd(g *globalFlags) *cobra.Command {
 		pf                                      progressFlag
 		mounts, include, exclude                []string
 		mountsFile, base, fork                  string
+		contractOptions                         string
 		maxBytes                                int64
 		gitignore, defaultExcludes, followLinks bool
 	)
@@ -93,12 +95,20 @@ gives the mounts as a JSON array of api.Mount objects instead ("-" for stdin).`,
 	f.StringVar(&mountsFile, "mounts-file", "", "the mounts as a JSON array, from a file or - for stdin")
 	f.StringVar(&base, "base", "", "start from this snapshot (ID or unique prefix)")
 	f.StringVar(&fork, "fork", "", "start from this session's current state")
+	f.StringVar(&contractOptions, "contract-options", "", `the contract's session options: a JSON object, or @FILE ("@-" for stdin); weakincentives: {"mounts":[{"host_path":"docs/"}]}`)
 	pf.add(cmd)
 	return remoteCmd(g, cmd, func(cmd *cobra.Command, _ []string, c *client.Client, out *output) error {
 		req := sf.request()
 		req.Base, req.Fork = base, fork
 		if err := setPolicy(cmd, &req, sf.policy, sf.policyFile); err != nil {
 			return err
+		}
+		if contractOptions != "" {
+			opts, err := readJSONArg(cmd, "--contract-options", contractOptions)
+			if err != nil {
+				return err
+			}
+			req.ContractOptions = opts
 		}
 		for _, m := range mounts {
 			host, at, _ := strings.Cut(m, "=")
@@ -237,9 +247,9 @@ func newSessionCloseCmd(g *globalFlags) *cobra.Command {
 		Short: "Close a session and remove its state (its snapshots stay unless --purge)",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
-		closeFn := c.CloseSession
-		if purge {
-			closeFn = c.CloseSessionPurge
+		closeFn := c.CloseSession // the session's contract decides (weakincentives purges)
+		if cmd.Flags().Changed("purge") {
+			closeFn = func(ctx context.Context, id string) error { return c.CloseSessionWith(ctx, id, purge) }
 		}
 		if err := closeFn(cmd.Context(), args[0]); err != nil {
 			return err
@@ -248,7 +258,7 @@ func newSessionCloseCmd(g *globalFlags) *cobra.Command {
 			fmt.Fprintf(w, "closed session %s\n", args[0])
 		})
 	})
-	cmd.Flags().BoolVar(&purge, "purge", false, "also delete the snapshots taken of it (those no other session needs)")
+	cmd.Flags().BoolVar(&purge, "purge", false, "also delete the snapshots taken of it (those no other session needs); default: the session's contract decides (weakincentives: true; --purge=false keeps them)")
 	return cmd
 }
 
@@ -288,4 +298,26 @@ func newSessionToolsCmd(g *globalFlags) *cobra.Command {
 	})
 	cmd.Flags().StringVar(&profile, "profile", "", "openai, anthropic, gemini, minimal or consolidated (default: the session's)")
 	return cmd
+}
+
+// readJSONArg reads a flag's JSON value: the text itself, or @FILE (@- for
+// stdin). It must be valid JSON.
+func readJSONArg(cmd *cobra.Command, flag, v string) (json.RawMessage, error) {
+	b := []byte(v)
+	if name, ok := strings.CutPrefix(v, "@"); ok {
+		var err error
+		if name == "-" {
+			b, err = io.ReadAll(cmd.InOrStdin())
+		} else {
+			b, err = os.ReadFile(name)
+		}
+		if err != nil {
+			return nil, usageError{fmt.Errorf("%s %s: %w", flag, v, err)}
+		}
+	}
+	b = bytes.TrimSpace(b)
+	if !json.Valid(b) {
+		return nil, usageError{fmt.Errorf("%s: not valid JSON; give a JSON object or @FILE holding one", flag)}
+	}
+	return json.RawMessage(b), nil
 }

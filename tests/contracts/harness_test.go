@@ -95,7 +95,13 @@ func vfsdBinary(t testing.TB) string {
 // daemon is a `vfsd serve` process for one test function.
 type daemon struct {
 	socket string
-	// hosts is the allowed root the cases' host folders live under.
+	// hostRoot is the first allowed root: a case's Host files are laid out
+	// at its top (so that a relative host_path like "docs/" resolves to
+	// them), and contracttest.HostRootVar in its Init names it. It is
+	// emptied when each case ends.
+	hostRoot string
+	// hosts is the second allowed root: each case's Files live in a folder
+	// of their own beneath it, staged as the session's mount.
 	hosts string
 	c     *client.Client
 	http  *http.Client // over the socket, for MCP
@@ -104,18 +110,22 @@ type daemon struct {
 	log bytes.Buffer
 }
 
-// startDaemon starts `vfsd serve` with a fresh data dir, a socket and one
-// allowed root, and stops it when t ends.
+// startDaemon starts `vfsd serve` with a fresh data dir, a socket and two
+// allowed roots under one temporary folder (the cases' host files, then
+// their seeded files), and stops it when t ends.
 func startDaemon(t *testing.T) *daemon {
 	t.Helper()
 	bin := vfsdBinary(t)
 	short, err := os.MkdirTemp("", "vfsdc") // Unix socket paths are short
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(short) })
-	hosts, err := filepath.EvalSymlinks(t.TempDir())
+	parent, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
-	d := &daemon{socket: filepath.Join(short, "d.sock"), hosts: hosts}
-	cmd := exec.Command(bin, "serve", "--data-dir", t.TempDir(), "--socket", d.socket, "--allow-root", hosts)
+	d := &daemon{socket: filepath.Join(short, "d.sock"), hostRoot: filepath.Join(parent, "host"), hosts: filepath.Join(parent, "files")}
+	require.NoError(t, os.Mkdir(d.hostRoot, 0o755))
+	require.NoError(t, os.Mkdir(d.hosts, 0o755))
+	cmd := exec.Command(bin, "serve", "--data-dir", t.TempDir(), "--socket", d.socket,
+		"--allow-root", d.hostRoot, "--allow-root", d.hosts)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -175,7 +185,12 @@ type apiSession struct {
 }
 
 // newSession creates the case's session under the contract, or skips the
-// case when its policy cannot be given through the API.
+// case when its policy cannot be given through the API. The case's Host
+// files are laid out under the host root, and its Init given as the
+// session's contract_options; with WantInitError the creation must fail
+// with that text and leave no session, and the steps run on a session
+// created without the options (the daemon discards a session whose
+// options fail, so that is the state a failed Init leaves).
 func (d *daemon) newSession(t *testing.T, contractName string, c contracttest.Case) *apiSession {
 	t.Helper()
 	req := api.CreateSessionRequest{ID: caseSessionID, Contract: contractName}
@@ -207,8 +222,21 @@ func (d *daemon) newSession(t *testing.T, contractName string, c contracttest.Ca
 		require.NoError(t, os.Chmod(filepath.Join(host, filepath.FromSlash(p)), fs.FileMode(mode)))
 	}
 	req.Mounts = []api.Mount{{HostPath: host, MountPath: "/"}}
+	d.layOutHost(t, c.Host)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if c.Init != "" {
+		req.ContractOptions = json.RawMessage(strings.ReplaceAll(c.Init, contracttest.HostRootVar, d.hostRoot))
+	}
+	if c.WantInitError != "" {
+		_, err = d.c.CreateSession(ctx, req)
+		require.ErrorContains(t, err, c.WantInitError, "create the case's session with contract_options %s", req.ContractOptions)
+		var ae *api.Error
+		_, err = d.c.Session(ctx, caseSessionID)
+		require.ErrorAs(t, err, &ae, "a session whose contract options failed must not exist")
+		require.Equal(t, api.CodeNotFound, ae.Code, "%v", err)
+		req.ContractOptions = nil
+	}
 	_, err = d.c.CreateSession(ctx, req)
 	require.NoError(t, err, "create the case's session")
 	// A client references content it stored (POST /v1/blobs) by its
@@ -226,6 +254,29 @@ func (d *daemon) newSession(t *testing.T, contractName string, c contracttest.Ca
 		require.NoError(t, d.c.CloseSessionPurge(ctx, caseSessionID))
 	})
 	return &apiSession{t: t, d: d, host: host}
+}
+
+// layOutHost writes a case's Host files at the top of the host root
+// (path → content, a path ending in "/" an empty directory) and empties
+// the root when the case ends.
+func (d *daemon) layOutHost(t *testing.T, files map[string]string) {
+	t.Helper()
+	t.Cleanup(func() {
+		entries, err := os.ReadDir(d.hostRoot)
+		require.NoError(t, err)
+		for _, e := range entries {
+			require.NoError(t, os.RemoveAll(filepath.Join(d.hostRoot, e.Name())))
+		}
+	})
+	for p, content := range files {
+		full := filepath.Join(d.hostRoot, filepath.FromSlash(strings.TrimSuffix(p, "/")))
+		if strings.HasSuffix(p, "/") {
+			require.NoError(t, os.MkdirAll(full, 0o755))
+			continue
+		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
+	}
 }
 
 // presetName returns the preset p is, if it is one.

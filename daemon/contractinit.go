@@ -1,0 +1,144 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/contract"
+	"github.com/vfsd/vfsd/tools"
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// What the daemon does with the optional interfaces of a session's
+// contract (package contract): it gives a contract.SessionInitializer its
+// session-creation options when the session is created and again after
+// every reset, gives a session of a contract.PolicyDefaulter the
+// contract's policy when it names none, closes a session of a
+// contract.SnapshotLifetime with its snapshots purged by default, and
+// serves a contract.StateReporter's state.
+
+// contractOptions checks the contract options of a new session: none, or
+// a JSON object for a contract that takes options.
+func contractOptions(k contract.Contract, raw json.RawMessage) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return nil, nil
+	}
+	if _, ok := k.(contract.SessionInitializer); !ok {
+		return nil, apiErr(api.CodeInvalidInput, "contract %s takes no contract_options; leave them out, or choose a contract that takes them", k.Name())
+	}
+	if trimmed[0] != '{' || !json.Valid(trimmed) {
+		return nil, apiErr(api.CodeInvalidInput, "contract_options must be a JSON object (the %s contract's session options), not %.40s", k.Name(), trimmed)
+	}
+	return json.RawMessage(bytes.Clone(trimmed)), nil
+}
+
+
+// initContract gives session e's contract its session options, if it is
+// a contract.SessionInitializer: on the fresh session s with toolset ts
+// (not yet published, at creation) or on e's own (after a reset, holding
+// e.hostMu: hostLocked). A failure is an API error naming the contract;
+// the caller discards the session (creation) or reports the reset failed.
+func (d *Daemon) initContract(ctx context.Context, e *entry, s *vfs.Session, ts *tools.Toolset, hostLocked bool) error {
+	init, ok := e.k.(contract.SessionInitializer)
+	if !ok {
+		return nil
+	}
+	e.mu.Lock()
+	opts := e.meta.ContractOptions
+	e.mu.Unlock()
+	if err := init.InitSession(ctx, d.contractEnvFor(e, s, ts, hostLocked), opts); err != nil {
+		return initError(e.k, err)
+	}
+	return nil
+}
+
+// initError classifies a failed contract initialisation: an API error
+// keeps its code, an engine error its engine code (too_large, forbidden
+// ...), a cancelled request is unavailable, anything else — the
+// contract's own refusal of its options — invalid_input.
+func initError(k contract.Contract, err error) error {
+	const format = "contract %s: the session options failed: %s"
+	var ae *api.Error
+	var ve *vfs.Error
+	switch {
+	case errors.As(err, &ae):
+		return apiErr(ae.Code, format, k.Name(), err.Error())
+	case errors.As(err, &ve):
+		return apiErr(vfsCode(ve.Code), format, k.Name(), err.Error())
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return apiErr(api.CodeUnavailable, format, k.Name(), err.Error())
+	}
+	return apiErr(api.CodeInvalidInput, format, k.Name(), err.Error())
+}
+
+// contractEnvFor is the Env of session e's contract on session s and
+// toolset ts; hostLocked says the caller holds e.hostMu (a reset).
+func (d *Daemon) contractEnvFor(e *entry, s *vfs.Session, ts *tools.Toolset, hostLocked bool) *contract.Env {
+	env := &contract.Env{SessionID: e.id, Session: s, Tools: ts, Policy: e.pol,
+		Blobs: sessionBlobs{BlobStore: d.repo.Blobs(), d: d, e: e}}
+	if len(d.cfg.AllowRoots) > 0 {
+		env.Host = daemonHost{d: d, e: e, s: s, locked: hostLocked}
+	}
+	return env
+}
+
+// purgeByDefault reports whether closing session e without ?purge=
+// deletes the snapshots taken of it: its contract says so
+// (contract.SnapshotLifetime).
+func purgeByDefault(e *entry) bool {
+	sl, ok := e.k.(contract.SnapshotLifetime)
+	return ok && sl.PurgeSnapshotsOnClose()
+}
+
+// closePurge reads the ?purge= of a session close; without one, the
+// session's contract decides (purgeByDefault).
+func closePurge(r *http.Request, e *entry) (bool, error) {
+	if r.URL.Query().Get("purge") == "" {
+		return purgeByDefault(e), nil
+	}
+	return parsePurge(r)
+}
+
+// handleContractState serves GET /v1/sessions/{id}/contract/state: the
+// state the session's contract offers (contract.StateReporter), as JSON.
+func (d *Daemon) handleContractState(w http.ResponseWriter, r *http.Request) error {
+	e, err := d.lookup(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	sr, ok := e.k.(contract.StateReporter)
+	if !ok {
+		return apiErr(api.CodeNotFound, "session %s speaks the %s contract, which offers no state; read its files with the session's tools", e.id, e.k.Name())
+	}
+	e.mu.Lock()
+	var rootPath string
+	if len(e.meta.Fuse) > 0 {
+		rootPath = e.meta.Fuse[0].Dir
+	}
+	e.mu.Unlock()
+	st, err := sr.State(r.Context(), d.contractEnv(e), rootPath)
+	if err != nil {
+		return fmt.Errorf("session %s: contract %s state: %w", e.id, e.k.Name(), err)
+	}
+	writeJSON(w, http.StatusOK, st)
+	return nil
+}
+
+// initNewSession applies the contract options of session e, being
+// created, to its fresh session s (not yet attached to e).
+func (d *Daemon) initNewSession(ctx context.Context, e *entry, s *vfs.Session) error {
+	if _, ok := e.k.(contract.SessionInitializer); !ok {
+		return nil
+	}
+	ts, err := tools.New(s, tools.Options{Policy: e.pol, Blobs: sessionBlobs{BlobStore: d.repo.Blobs(), d: d, e: e}})
+	if err != nil {
+		return fmt.Errorf("session %s: %w", e.id, err)
+	}
+	return d.initContract(ctx, e, s, ts, false)
+}
