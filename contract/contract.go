@@ -139,6 +139,25 @@ type PolicyDecoder interface {
 	DecodePolicy(raw json.RawMessage) (*policy.Policy, error)
 }
 
+// PolicyDefaulter is implemented by contracts whose documents fix the
+// policy a session has when it selects the contract and names no policy
+// (pos_filesystem denies hidden files by default). Without it a session
+// gets vfsd's default policy.
+type PolicyDefaulter interface {
+	DefaultPolicy() *policy.Policy
+}
+
+// DefaultPolicyFor returns the policy a session of contract c has when it
+// names none: the contract's own default, or vfsd's.
+func DefaultPolicyFor(c Contract) *policy.Policy {
+	if d, ok := c.(PolicyDefaulter); ok {
+		if p := d.DefaultPolicy(); p != nil {
+			return p
+		}
+	}
+	return policy.Default()
+}
+
 var (
 	mu        sync.RWMutex
 	contracts = map[string]Contract{}

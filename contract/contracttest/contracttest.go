@@ -107,7 +107,11 @@ func NewGoCaller(t *testing.T, contractName string, c Case) Caller {
 	t.Helper()
 	k, err := contract.Lookup(contractName)
 	require.NoError(t, err)
-	env := toolstest.New(t, c.Policy, c.Files)
+	pol := c.Policy
+	if pol == nil {
+		pol = contract.DefaultPolicyFor(k)
+	}
+	env := toolstest.New(t, pol, c.Files)
 	return &goCaller{k: k, env: env, cenv: &contract.Env{
 		SessionID: env.S.ID(), Session: env.S, Tools: env.Tools, Policy: env.Tools.Policy(), Blobs: env.Repo.Blobs(),
 	}}
