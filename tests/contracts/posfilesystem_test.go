@@ -174,7 +174,9 @@ func posCases() []contracttest.Case {
 			Steps: []contracttest.Step{
 				posStep(pj("action", "read", "path", "latin.txt", "encoding", "latin-1"), false, "ok", `{"content":"café\n","size_bytes":5}`),
 				withCheck(posStep(pj("action", "write", "path", "out.txt", "content", "né", "encoding", "latin_1"), false, "ok", `{"size_bytes":2}`),
-					func(t testing.TB, _ contract.Result, f map[string]string) { require.Equal(t, "n\xe9", relFiles(f)["out.txt"]) }),
+					func(t testing.TB, _ contract.Result, f map[string]string) {
+						require.Equal(t, "n\xe9", relFiles(f)["out.txt"])
+					}),
 			}},
 		{Clause: `Input Schema "encoding": str — write encodes with it: content.encode(encoding) fails with UnicodeEncodeError`,
 			Files: files,
@@ -183,7 +185,9 @@ func posCases() []contracttest.Case {
 		{Clause: `Input Schema "encoding": str — utf-8-sig writes and drops the byte-order mark`,
 			Steps: []contracttest.Step{
 				withCheck(posStep(pj("action", "write", "path", "b.txt", "content", "hi\n", "encoding", "utf-8-sig"), false, "ok", `{"size_bytes":6}`),
-					func(t testing.TB, _ contract.Result, f map[string]string) { require.Equal(t, "\xef\xbb\xbfhi\n", relFiles(f)["b.txt"]) }),
+					func(t testing.TB, _ contract.Result, f map[string]string) {
+						require.Equal(t, "\xef\xbb\xbfhi\n", relFiles(f)["b.txt"])
+					}),
 				posStep(pj("action", "read", "path", "b.txt", "encoding", "UTF-8-SIG"), false, "ok", `{"content":"hi\n"}`),
 			}},
 		{Clause: `Input Schema "encoding": str — an unknown encoding is a LookupError`,
@@ -230,7 +234,9 @@ func posCases() []contracttest.Case {
 		{Clause: `Architecture "pos_filesystem(action, path, **kwargs)" — other keyword arguments are ignored, and named in the message`,
 			Files: map[string]string{"a.txt": "x\n"},
 			Steps: []contracttest.Step{withCheck(posStep(pj("action", "read", "path", "a.txt", "recursive", true), false, "ok", `{"success":true,"content":"x\n"}`),
-				func(t testing.TB, r contract.Result, _ map[string]string) { require.Contains(t, string(r.Body), "ignored parameters pos_filesystem does not take: recursive") })}},
+				func(t testing.TB, r contract.Result, _ map[string]string) {
+					require.Contains(t, string(r.Body), "ignored parameters pos_filesystem does not take: recursive")
+				})}},
 
 		// --- MCP Tool Output Schema ---
 		{Clause: `Output Schema "success", "action", "path", "message" — every result echoes the action and path`,
