@@ -60,6 +60,9 @@ func readLines(rd io.ReaderAt, size int64, q readRequest) (readResult, error) {
 	lr := &lineReader{br: bufio.NewReaderSize(io.NewSectionReader(rd, off, size-off), lineBufBytes), off: off}
 	v := &validator{c: q.codec}
 	var content strings.Builder
+	if q.start == 1 && q.count == 0 {
+		content.Grow(int(min(size-off, max(q.limit, 0)))) // a whole read: one allocation
+	}
 	var line []byte
 	for n := 1; ; n++ {
 		keep := n >= q.start

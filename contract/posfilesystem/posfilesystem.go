@@ -563,17 +563,18 @@ func failBody(b *Body, err error) {
 }
 
 // render turns a body into the contract's result: the JSON object, and
-// the same JSON indented as a model sees it (the Python MCP server sends
-// a tool's dict as indented JSON text).
+// the same JSON as the text a model sees ("All operations return
+// structured JSON (not text)").
 func render(b *Body) contract.Result {
 	var buf bytes.Buffer
+	if b.Content != nil {
+		buf.Grow(len(*b.Content) + len(*b.Content)/8 + 512) // one allocation for a large read
+	}
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(b) // plain data: cannot fail
 	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-	var text bytes.Buffer
-	_ = json.Indent(&text, body, "", "  ")
-	r := contract.Result{Body: json.RawMessage(body), Text: text.String(), Status: "ok"}
+	r := contract.Result{Body: json.RawMessage(body), Text: string(body), Status: "ok"}
 	if !b.Success {
 		r.Status, r.IsError = *b.ErrorType, true
 	}

@@ -15,12 +15,12 @@ import (
 )
 
 type env struct {
-	t  *testing.T
+	t  testing.TB
 	te *toolstest.Env
 	ce *contract.Env
 }
 
-func newEnv(t *testing.T, pol *policy.Policy, files map[string]string) *env {
+func newEnv(t testing.TB, pol *policy.Policy, files map[string]string) *env {
 	t.Helper()
 	if pol == nil {
 		pol = posfilesystem.DefaultPolicy()
