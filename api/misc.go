@@ -8,19 +8,36 @@ type ToolList struct {
 	Profile string          `json:"profile"`
 	Tools   json.RawMessage `json:"tools"`
 	Prompt  string          `json:"prompt"`
+	// Contract is the session's contract, whose tools these are.
+	Contract string `json:"contract,omitempty"`
 }
 
 // ToolResult is the body of POST /v1/sessions/{id}/tools/{name}?text=true:
 // the receipt and its text rendering for a model. Without text=true the
 // body is the receipt alone.
 type ToolResult struct {
+	// Receipt is the result's body: vfsd's receipt, or the object the
+	// session's contract's document gives.
 	Receipt json.RawMessage `json:"receipt"`
 	Text    string          `json:"text"`
+	// Status is the result's status word or error code (as the
+	// Vfsd-Tool-Status header), IsError whether the call failed.
+	Status  string `json:"status,omitempty"`
+	IsError bool   `json:"is_error,omitempty"`
 }
 
 // ToolStatusHeader carries a tool call's receipt status on the response,
 // so that callers can branch without parsing the receipt.
 const ToolStatusHeader = "Vfsd-Tool-Status"
+
+// ToolErrorHeader is "true" on the response of a tool call that failed
+// (contract.Result.IsError), and absent otherwise: under a contract other
+// than vfsd's, a status word alone does not say whether a call failed.
+const ToolErrorHeader = "Vfsd-Tool-Error"
+
+// ToolContractHeader names the session's contract on every tool call
+// response.
+const ToolContractHeader = "Vfsd-Tool-Contract"
 
 // ApplyRequest is the body of POST /v1/sessions/{id}/apply.
 type ApplyRequest struct {

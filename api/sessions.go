@@ -1,7 +1,11 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"time"
 )
 
@@ -32,8 +36,15 @@ type CreateSessionRequest struct {
 	// Fork is a live session to start from (it is snapshotted first).
 	Fork string `json:"fork,omitempty"`
 	// Policy is a policy preset: default, weakincentives, x07 or aos.
-	// Forks inherit their origin's when empty.
+	// Forks inherit their origin's when empty (and PolicyObject too).
 	Policy string `json:"policy,omitempty"`
+	// PolicyObject is a policy given as data, a JSON object: on the wire
+	// it is "policy" as an object rather than a preset's name (see
+	// docs/api.md, "Policies"). It takes vfsd's policy fields (read_roots,
+	// caps, allowed_ops, ...) and "base", the preset it starts from, or,
+	// in a session whose contract has its own policy fields, those. Give
+	// Policy or PolicyObject, not both.
+	PolicyObject json.RawMessage `json:"-"`
 	// Profile is the tool profile the session's tool list defaults to:
 	// openai, anthropic, gemini, minimal or consolidated.
 	Profile string `json:"profile,omitempty"`
@@ -44,6 +55,73 @@ type CreateSessionRequest struct {
 	// daemon's defaults (vfsd serve --max-session-bytes ...), and forks
 	// inherit their origin's. Only the admin may go above the defaults.
 	Quota *Quota `json:"quota,omitempty"`
+	// Contract is the tool contract the session speaks: "vfsd" (vfsd's own
+	// tools, the default), "aos", "weakincentives", "pos_filesystem" or
+	// "x07"; an unknown name is invalid_input naming the choices. It fixes the tool names,
+	// parameters, results and error codes of the session's tool routes and
+	// MCP endpoint. Forks inherit their origin's when empty.
+	Contract string `json:"contract,omitempty"`
+}
+
+// createSessionWire is CreateSessionRequest as JSON, "policy" being either
+// form.
+type createSessionWire CreateSessionRequest
+
+// MarshalJSON writes "policy" as the preset's name, or as the object when
+// PolicyObject is set.
+func (r CreateSessionRequest) MarshalJSON() ([]byte, error) {
+	var aux struct {
+		createSessionWire
+		Policy json.RawMessage `json:"policy,omitempty"`
+	}
+	aux.createSessionWire = createSessionWire(r)
+	switch {
+	case len(r.PolicyObject) > 0 && r.Policy != "":
+		return nil, errors.New("api: give a session's Policy (a preset's name) or its PolicyObject, not both; an object names its preset as \"base\"")
+	case len(r.PolicyObject) > 0:
+		aux.Policy = r.PolicyObject
+	case r.Policy != "":
+		b, err := json.Marshal(r.Policy)
+		if err != nil {
+			return nil, err
+		}
+		aux.Policy = b
+	}
+	return json.Marshal(aux)
+}
+
+// UnmarshalJSON reads "policy" as a preset's name (a string) into Policy or
+// as an object into PolicyObject. It is strict, as the daemon's decoding of
+// request bodies is: an unknown field or trailing data is an error.
+func (r *CreateSessionRequest) UnmarshalJSON(b []byte) error {
+	var aux struct {
+		*createSessionWire
+		Policy json.RawMessage `json:"policy,omitempty"`
+	}
+	aux.createSessionWire = (*createSessionWire)(r)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&aux); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("the body has data after the JSON object")
+	}
+	p := bytes.TrimSpace(aux.Policy)
+	r.Policy, r.PolicyObject = "", nil
+	switch {
+	case len(p) == 0 || string(p) == "null":
+	case p[0] == '"':
+		if err := json.Unmarshal(p, &r.Policy); err != nil {
+			return err
+		}
+	case p[0] == '{':
+		r.PolicyObject = json.RawMessage(bytes.Clone(p))
+	default:
+		return &Error{Code: CodeInvalidInput, Status: HTTPStatus(CodeInvalidInput),
+			Message: fmt.Sprintf("field \"policy\" must be a preset's name (a string, like \"x07\") or a policy object, not %.40s; see docs/api.md, Policies", p)}
+	}
+	return nil
 }
 
 // Quota bounds what a session may hold. A write, truncation, file creation
@@ -83,6 +161,16 @@ type Session struct {
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	Policy    string     `json:"policy"`
 	Profile   string     `json:"profile"`
+	// Contract is the session's tool contract ("vfsd" unless it chose
+	// another).
+	Contract string `json:"contract"`
+	// Calls counts the tool calls in the session's call log (GET
+	// /v1/sessions/{id}/calls): the number the next call gets, less one.
+	Calls uint64 `json:"calls,omitempty"`
+	// EffectivePolicy is the policy the session's tools enforce, complete
+	// (every field, no base applied): a preset's, or the policy object it
+	// was created with as decoded.
+	EffectivePolicy json.RawMessage `json:"effective_policy,omitempty"`
 	// Base is the snapshot the session started from ("" when empty).
 	Base string `json:"base,omitempty"`
 	// ImportSnapshot is what the host looked like at the last import or

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/vfsd/vfsd/api"
 )
@@ -21,10 +22,23 @@ type Receipt struct {
 	JSON json.RawMessage
 	// Text is the receipt's rendering for a model (CallToolText only).
 	Text string
+	// IsError reports a failed call, as the session's contract says (its
+	// statuses need not be "ok" and the rest).
+	IsError bool
+	// Contract is the session's contract, as the daemon named it.
+	Contract string
+	// errKnown says the daemon reported IsError (a daemon older than
+	// contracts does not).
+	errKnown bool
 }
 
 // OK reports whether the call succeeded.
-func (r *Receipt) OK() bool { return r.Status == "ok" }
+func (r *Receipt) OK() bool {
+	if r.errKnown {
+		return !r.IsError
+	}
+	return r.Status == "ok"
+}
 
 // CallTool runs a tool on a session (POST /v1/sessions/{id}/tools/{name}).
 // params is the tool's JSON parameters (nil for none). A call the tool
@@ -39,10 +53,24 @@ func (c *Client) CallToolText(ctx context.Context, session, name string, params 
 	return c.callTool(ctx, session, name, params, true)
 }
 
+// CallToolAs is CallToolText that names the contract the caller expects
+// the session to speak: a session with another contract refuses the call
+// with invalid_input ("" expects none).
+func (c *Client) CallToolAs(ctx context.Context, session, contractName, name string, params json.RawMessage) (*Receipt, error) {
+	return c.callToolQ(ctx, session, name, params, true, contractName)
+}
+
 func (c *Client) callTool(ctx context.Context, session, name string, params json.RawMessage, text bool) (*Receipt, error) {
-	var q url.Values
+	return c.callToolQ(ctx, session, name, params, text, "")
+}
+
+func (c *Client) callToolQ(ctx context.Context, session, name string, params json.RawMessage, text bool, contractName string) (*Receipt, error) {
+	q := url.Values{}
 	if text {
-		q = url.Values{"text": {"true"}}
+		q.Set("text", "true")
+	}
+	if contractName != "" {
+		q.Set("contract", contractName)
 	}
 	if params == nil {
 		params = json.RawMessage("{}")
@@ -58,6 +86,12 @@ func (c *Client) callTool(ctx context.Context, session, name string, params json
 		return nil, fmt.Errorf("tool %s: read the receipt: %w", name, err)
 	}
 	r := &Receipt{Status: resp.Header.Get(api.ToolStatusHeader), JSON: b}
+	if k := resp.Header.Get(api.ToolContractHeader); k != "" {
+		// A daemon that names the contract says which calls failed; an
+		// older one's statuses are vfsd's.
+		r.Contract, r.errKnown = k, true
+		r.IsError = resp.Header.Get(api.ToolErrorHeader) == "true"
+	}
 	if text {
 		var tr api.ToolResult
 		if err := json.Unmarshal(b, &tr); err != nil {
@@ -86,4 +120,20 @@ func (c *Client) Tools(ctx context.Context, session, profile string) (*api.ToolL
 	}
 	var out api.ToolList
 	return &out, c.do(ctx, http.MethodGet, "/v1/sessions/"+esc(session)+"/tools", q, nil, &out)
+}
+
+// Calls lists a session's tool calls after call number since (0: from the
+// first the log holds), oldest first, at most limit of them (0: the
+// daemon's page size) (GET /v1/sessions/{id}/calls). The list's Next is
+// the since of the next page, 0 at the end.
+func (c *Client) Calls(ctx context.Context, session string, since uint64, limit int) (*api.CallList, error) {
+	q := url.Values{}
+	if since > 0 {
+		q.Set("since", strconv.FormatUint(since, 10))
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var out api.CallList
+	return &out, c.do(ctx, http.MethodGet, "/v1/sessions/"+esc(session)+"/calls", q, nil, &out)
 }

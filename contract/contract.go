@@ -139,25 +139,6 @@ type PolicyDecoder interface {
 	DecodePolicy(raw json.RawMessage) (*policy.Policy, error)
 }
 
-// PolicyDefaulter is implemented by contracts whose documents fix the
-// policy a session has when it selects the contract and names no policy
-// (pos_filesystem denies hidden files by default). Without it a session
-// gets vfsd's default policy.
-type PolicyDefaulter interface {
-	DefaultPolicy() *policy.Policy
-}
-
-// DefaultPolicyFor returns the policy a session of contract c has when it
-// names none: the contract's own default, or vfsd's.
-func DefaultPolicyFor(c Contract) *policy.Policy {
-	if d, ok := c.(PolicyDefaulter); ok {
-		if p := d.DefaultPolicy(); p != nil {
-			return p
-		}
-	}
-	return policy.Default()
-}
-
 var (
 	mu        sync.RWMutex
 	contracts = map[string]Contract{}
@@ -211,4 +192,38 @@ func FindTool(c Contract, name string) (Tool, bool) {
 		}
 	}
 	return Tool{}, false
+}
+
+// HostRoots is implemented by a Host that can list its allow-listed roots:
+// absolute host directories, in the order a relative host path is resolved
+// against them (weakincentives' HostMount resolves "docs/" against the
+// orchestrator's allow-listed roots).
+type HostRoots interface {
+	Roots() []string
+}
+
+// SessionInitializer is implemented by contracts whose documents configure
+// a session when it is created (weakincentives' HostMounts). The daemon
+// calls InitSession once the session exists, before any tool call, with the
+// contract's own creation options (JSON; empty when none were given), and
+// again after every reset of the session. An error fails the creation (or
+// the reset): the daemon discards the session.
+type SessionInitializer interface {
+	InitSession(ctx context.Context, env *Env, options json.RawMessage) error
+}
+
+// PolicyDefaulter is implemented by contracts whose documents fix limits of
+// their own: DefaultPolicy is the policy a session of the contract gets
+// when it names none.
+type PolicyDefaulter interface {
+	DefaultPolicy() *policy.Policy
+}
+
+// SnapshotLifetime is implemented by contracts whose documents say what
+// becomes of a session's snapshots when the session ends.
+type SnapshotLifetime interface {
+	// PurgeSnapshotsOnClose reports whether closing a session deletes the
+	// snapshots taken of it by default (DELETE /v1/sessions/{id} without
+	// ?purge= behaves as ?purge=true).
+	PurgeSnapshotsOnClose() bool
 }

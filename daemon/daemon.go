@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/contract"
 	"github.com/vfsd/vfsd/hostmount"
 	"github.com/vfsd/vfsd/mount"
 	"github.com/vfsd/vfsd/snapshot"
@@ -87,6 +89,14 @@ type entry struct {
 	ts *tools.Toolset
 
 	mcp mcpEndpoint // its MCP endpoint's handlers
+
+	// k is the session's contract (sessionMeta.Contract), toolNames its
+	// tools' names; fixed for the entry's life.
+	k         contract.Contract
+	toolNames map[string]bool
+	// calls is the session's call log; set with s, nil if it could not be
+	// opened.
+	calls *callLog
 
 	// Fixed for the entry's life, copied from its metadata: read without mu.
 	uid     string // sessionMeta.UID: this incarnation
@@ -175,11 +185,15 @@ func (d *Daemon) recover(ctx context.Context) error {
 				return err
 			}
 		}
-		pol, err := policy.Preset(m.Policy)
+		pol, err := loadPolicy(m)
 		if err != nil {
 			return fmt.Errorf("session %s metadata: %w", id, err)
 		}
-		d.sessions[id] = newEntry(id, pol, m)
+		k, err := contract.Lookup(m.Contract)
+		if err != nil {
+			return fmt.Errorf("session %s metadata: %w; is this vfsd older than the one that created it?", id, err)
+		}
+		d.sessions[id] = newEntry(id, pol, m, k)
 	}
 	repo, err := snapshot.OpenRepo(ctx, d.store, filepath.Join(d.cfg.DataDir, "sessions"),
 		snapshot.RepoOptions{Policy: d.policyHook, Quota: d.quotaHook, SessionUID: d.sessionUIDHook})
@@ -198,7 +212,8 @@ func (d *Daemon) recover(ctx context.Context) error {
 				return err
 			}
 			d.log.Warn("adopted a session without metadata, under the default policy and with no token", "session", s.ID())
-			e = newEntry(s.ID(), policy.Default(), m)
+			k, _ := contract.Lookup(contract.Default)
+			e = newEntry(s.ID(), policy.Default(), m, k)
 			d.sessions[s.ID()] = e
 		}
 		if err := d.attach(e, s); err != nil {
@@ -214,15 +229,19 @@ func (d *Daemon) recover(ctx context.Context) error {
 			d.log.Info("dropped the metadata of a session that was never created", "session", id)
 		}
 	}
+	d.removeStrayCallLogs()
 	for _, e := range d.sessions {
 		d.remount(e)
 	}
 	return nil
 }
 
-func newEntry(id string, pol *policy.Policy, m *sessionMeta) *entry {
+func newEntry(id string, pol *policy.Policy, m *sessionMeta, k contract.Contract) *entry {
 	e := &entry{id: id, pol: pol, meta: m, done: make(chan struct{}), fuse: make(map[string]*mount.Mount),
-		uid: m.UID, lineage: m.Lineage}
+		uid: m.UID, lineage: m.Lineage, k: k, toolNames: map[string]bool{}}
+	for _, t := range k.Tools() {
+		e.toolNames[t.Name] = true
+	}
 	if m.Legacy {
 		e.legacy = m.Created.UnixMilli()
 	}
@@ -260,9 +279,14 @@ func (d *Daemon) attach(e *entry, s *vfs.Session) error {
 	if err != nil {
 		return fmt.Errorf("session %s: %w", e.id, err)
 	}
+	calls, err := openCallLog(context.Background(), d.callLogPath(e.id), repoPinner{d.repo})
+	if err != nil {
+		// The session works without it; its calls go unrecorded.
+		d.log.Error("session without a call log", "session", e.id, "err", err)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	e.s, e.ts = s, ts
+	e.s, e.ts, e.calls = s, ts, calls
 	if e.meta.TokenHash != "" {
 		d.tokens[e.meta.TokenHash] = e.id
 	}
@@ -352,6 +376,9 @@ func (d *Daemon) Close() error {
 			}
 			e.mu.Unlock()
 			e.hostMu.Unlock()
+			if e.calls != nil {
+				errs = append(errs, e.calls.close(false))
+			}
 		}
 		if err := d.store.Sync(context.Background()); err != nil {
 			errs = append(errs, err)
@@ -390,4 +417,15 @@ func (d *Daemon) importer(asciiOnly bool) (*hostmount.Importer, error) {
 	}
 	d.importers[asciiOnly] = im
 	return im, nil
+}
+
+// repoPinner stores and pins blobs for call logs.
+type repoPinner struct{ r *snapshot.Repo }
+
+func (p repoPinner) Put(ctx context.Context, r io.Reader, deferred bool) (vfs.Hash, int64, func(), error) {
+	return p.r.Blobs().Put(ctx, r, deferred)
+}
+
+func (p repoPinner) Adopt(ctx context.Context, h vfs.Hash) (func(), bool, error) {
+	return p.r.Adopt(ctx, h)
 }

@@ -107,7 +107,10 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
+		var ae *api.Error
 		switch {
+		case errors.As(err, &ae): // a body type's own decoding said what is wrong
+			return ae
 		case errors.As(err, &te):
 			return apiErr(api.CodeInvalidInput, "field %q must be a JSON %s, not %s; see docs/api.md", te.Field, te.Type.Kind(), te.Value)
 		case strings.HasPrefix(err.Error(), "json: unknown field"):

@@ -123,11 +123,11 @@ func TestBlobs(t *testing.T) {
 	r := call(t, c, "b", "read_file", `{"path":"u.txt"}`, "ok")
 	require.Equal(t, "uploaded content\n", r["inline_text"])
 
-	// A large read comes back as a blob, fetched by reference.
+	// A large byte range comes back as a blob, fetched by reference.
 	big := strings.Repeat("0123456789abcdef", 8<<10) // 128 KiB
 	params, _ := json.Marshal(map[string]string{"path": "big.txt", "inline_text": big})
 	call(t, c, "b", "write_file", string(params), "ok")
-	r = call(t, c, "b", "read_file", `{"path":"big.txt"}`, "ok")
+	r = call(t, c, "b", "read_file", `{"path":"big.txt","offset_bytes":0}`, "ok")
 	blob := r["blob"].(map[string]any)
 	rc, n, err := c.GetBlob(ctx, blob["blob_ref"].(string))
 	require.NoError(t, err)

@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/contract"
 	"github.com/vfsd/vfsd/mcpserver"
 	"github.com/vfsd/vfsd/tools"
 )
@@ -55,7 +58,7 @@ func (d *Daemon) mcpHandler(e *entry, profile string) (http.Handler, error) {
 	if h := m.handlers[profile]; h != nil {
 		return h, nil
 	}
-	srv, err := mcpserver.NewServer(mcpserver.ToolsetBackend(e.ts, e.id), mcpserver.Options{
+	srv, err := mcpserver.NewServer(&sessionBackend{d: d, e: e}, mcpserver.Options{
 		Profile: profile, Version: d.cfg.Version, Logger: d.log})
 	if err != nil {
 		return nil, apiErr(api.CodeInternal, "session %s: the MCP server of profile %s: %v", e.id, profile, err)
@@ -122,4 +125,33 @@ func normalizeOrigin(o string) (string, error) {
 		return "", fmt.Errorf("%q is not an origin: use scheme://host[:port], with scheme http or https", o)
 	}
 	return u.Scheme + "://" + u.Host, nil
+}
+
+// sessionBackend is the MCP backend of a session: its contract's tools,
+// each call made through callTool (counted and logged like the HTTP
+// API's).
+type sessionBackend struct {
+	d *Daemon
+	e *entry
+}
+
+// Definitions lists the profile's tools the session's policy allows
+// (vfsd's own contract).
+func (b *sessionBackend) Definitions(profile string) ([]tools.Definition, error) {
+	return mcpserver.AllowedDefinitions(profile, b.e.pol)
+}
+
+// Call runs a tool of vfsd's own contract: the receipt is the result's
+// body.
+func (b *sessionBackend) Call(ctx context.Context, name string, params json.RawMessage) (*tools.Response, error) {
+	res := b.d.callTool(ctx, b.e, name, params, transportMCP)
+	return &tools.Response{Tool: name, Receipt: res.Body, Text: res.Text}, nil
+}
+
+// ContractName is the session's contract.
+func (b *sessionBackend) ContractName() string { return b.e.k.Name() }
+
+// CallContract runs a tool of the session's contract.
+func (b *sessionBackend) CallContract(ctx context.Context, name string, params json.RawMessage) (contract.Result, error) {
+	return b.d.callTool(ctx, b.e, name, params, transportMCP), nil
 }

@@ -31,6 +31,13 @@ type sessionMeta struct {
 	Expires time.Time `json:"expires,omitzero"`
 	Policy  string    `json:"policy"`
 	Profile string    `json:"profile"`
+	// Contract is the session's tool contract; "" (metadata written before
+	// contracts existed) is vfsd's own.
+	Contract string `json:"contract,omitempty"`
+	// PolicyObject is the session's policy in its complete form
+	// (policy.FromJSON) when it was given as data and is no preset; the
+	// session then enforces it, and Policy is only its name.
+	PolicyObject json.RawMessage `json:"policy_object,omitempty"`
 	// Base is the snapshot the session started from.
 	Base string `json:"base,omitempty"`
 	// Import is the snapshot of the host as last imported or applied:

@@ -56,6 +56,12 @@ func (m *metrics) toolCall(name, status string, took time.Duration) {
 	if _, ok := tools.Lookup(name); !ok && name != tools.ConsolidatedTool {
 		name = "unknown"
 	}
+	m.observeCall(name, status, took)
+}
+
+// observeCall counts one call under a tool label the caller has checked
+// (a tool of vfsd's, or "contract.tool" of a session's contract).
+func (m *metrics) observeCall(name, status string, took time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.calls[[2]string{name, status}]++

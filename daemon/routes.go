@@ -29,6 +29,7 @@ func (d *Daemon) routes() {
 
 	d.route("GET /v1/sessions/{id}/tools", scopeSession, d.handleToolList)
 	d.route("POST /v1/sessions/{id}/tools/{name}", scopeSession, d.handleToolCall)
+	d.route("GET /v1/sessions/{id}/calls", scopeSession, d.handleCallLog)
 
 	d.route("POST /v1/sessions/{id}/snapshots", scopeSession, d.handleCreateSnapshot)
 	d.route("GET /v1/sessions/{id}/snapshots", scopeSession, d.handleSessionSnapshots)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -76,25 +77,41 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		return nil, err
 	}
 	now := time.Now().UTC()
-	m := &sessionMeta{ID: id, Created: now, Expires: expiry(now, ttl), Policy: req.Policy, Profile: req.Profile,
-		UID: newSessionUID()}
+	m := &sessionMeta{ID: id, Created: now, Expires: expiry(now, ttl), Profile: req.Profile,
+		Contract: req.Contract, UID: newSessionUID()}
 	var src *entry
 	if req.Fork != "" {
 		if src, err = d.lookup(req.Fork); err != nil {
 			return nil, err
 		}
+	}
+	// The session's contract (a fork's: its origin's, unless it names
+	// one) decodes a policy object in its document's names, and gives the
+	// default policy when the request names none.
+	contractName := req.Contract
+	if contractName == "" && src != nil {
 		src.mu.Lock()
-		if m.Policy == "" {
-			m.Policy = src.meta.Policy
-		}
+		contractName = src.meta.Contract
+		src.mu.Unlock()
+	}
+	pol, customPolicy, err := sessionPolicy(contractName, req, src)
+	if err != nil {
+		return nil, err
+	}
+	m.Policy, m.PolicyObject = pol.Name, customPolicy
+	if src != nil {
+		src.mu.Lock()
 		if m.Profile == "" {
 			m.Profile = src.meta.Profile
+		}
+		if m.Contract == "" {
+			m.Contract = src.meta.Contract
 		}
 		m.ForkOf, m.Import, m.Mounts = src.id, src.meta.Import, slices.Clone(src.meta.Mounts)
 		if req.Quota == nil {
 			m.Quota = src.meta.Quota // forks inherit their origin's quota
 		}
-		srcPolicy, srcExpires := src.meta.Policy, src.meta.Expires
+		srcExpires := src.meta.Expires
 		if bySession {
 			// A session token's fork never outlives its parent, and draws
 			// on the fork budget its parent draws on.
@@ -107,23 +124,21 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 			}
 		}
 		src.mu.Unlock()
-		if bySession && m.Policy != srcPolicy {
-			return nil, apiErr(api.CodeForbidden, "a session token cannot fork into another policy (%s, not %s); ask the admin", m.Policy, srcPolicy)
+		if bySession && !samePolicy(pol, src.pol) {
+			return nil, apiErr(api.CodeForbidden, "a session token cannot fork into another policy (%s, not %s's %s); ask the admin", m.Policy, src.id, src.pol.Name)
 		}
-	}
-	if m.Policy == "" {
-		m.Policy = policy.PresetDefault
 	}
 	if m.Profile == "" {
 		m.Profile = defaultProfile
 	}
-	pol, err := policy.Preset(m.Policy)
-	if err != nil {
-		return nil, apiErr(api.CodeInvalidInput, "%v", err)
-	}
 	if _, err := tools.LookupProfile(m.Profile); err != nil {
 		return nil, apiErr(api.CodeInvalidInput, "%v", err)
 	}
+	k, err := lookupContract(m.Contract)
+	if err != nil {
+		return nil, err
+	}
+	m.Contract = k.Name()
 	if err := d.checkQuotaRequest(req.Quota, by, src); err != nil {
 		return nil, err
 	}
@@ -131,7 +146,7 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		m.Quota = req.Quota
 	}
 
-	e := newEntry(id, pol, m)
+	e := newEntry(id, pol, m, k)
 	d.mu.Lock()
 	if _, taken := d.sessions[id]; taken {
 		d.mu.Unlock()
@@ -168,6 +183,10 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 	if err := d.metas.save(m); err != nil {
 		return nil, err
 	}
+	// A call log left by an earlier session of this ID is not this one's.
+	if err := os.Remove(d.callLogPath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, errors.Join(fmt.Errorf("session %s: remove an old call log: %w", id, err), d.metas.remove(id))
+	}
 	s, err := d.repo.NewSession(ctx, snapshot.SessionOptions{ID: id, Base: m.Base})
 	if err == nil {
 		err = d.attach(e, s)
@@ -179,7 +198,7 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		return nil, errors.Join(err, d.metas.remove(id))
 	}
 	created = true
-	d.log.Info("session created", "session", id, "policy", m.Policy, "base", m.Base, "fork_of", m.ForkOf)
+	d.log.Info("session created", "session", id, "policy", m.Policy, "contract", m.Contract, "base", m.Base, "fork_of", m.ForkOf)
 	resp.Session, resp.Token = d.view(e), token
 	return resp, nil
 }
@@ -252,11 +271,14 @@ func (d *Daemon) view(e *entry) api.Session {
 	defer e.mu.Unlock()
 	m := e.meta
 	v := api.Session{
-		ID: e.id, CreatedAt: m.Created, Policy: m.Policy, Profile: m.Profile,
+		ID: e.id, CreatedAt: m.Created, Policy: m.Policy, EffectivePolicy: policyJSON(e.pol), Profile: m.Profile, Contract: e.k.Name(),
 		Base: m.Base, ImportSnapshot: m.Import, ForkOf: m.ForkOf, Mounts: toAPIMounts(m.Mounts),
 		ResetRestages: m.Restage, FuseMounts: slices.Clone(m.Fuse),
 		LastSnapshot: info.Ref, Seq: info.Seq, Dirty: info.Dirty, Files: info.Files, Bytes: info.Bytes,
 		UID: m.UID, Forks: forks, ForkBudgetOf: m.LineageOf,
+	}
+	if e.calls != nil {
+		v.Calls = e.calls.count()
 	}
 	q := d.effectiveQuota(e.pol, m)
 	v.Quota = &q
@@ -356,6 +378,9 @@ func (d *Daemon) closeSessionPurge(id, reason string, purge bool) error {
 	e.closeReason = reason
 	close(e.done)
 	errs = append(errs, d.repo.DeleteSession(id), d.metas.remove(id))
+	if e.calls != nil {
+		errs = append(errs, e.calls.close(true))
+	}
 	e.mu.Lock()
 	m := e.meta
 	e.mu.Unlock()

@@ -27,6 +27,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/vfsd/vfsd/contract"
+	"github.com/vfsd/vfsd/contract/vfsdcontract"
 	"github.com/vfsd/vfsd/tools"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
@@ -155,6 +157,9 @@ func NewServer(backend Backend, opts Options) (*mcp.Server, error) {
 			opts.Instructions = r.Prompt
 		}
 	}
+	if cb, ok := backend.(ContractBackend); ok && cb.ContractName() != "" && cb.ContractName() != contract.Default {
+		return newContractServer(cb, opts)
+	}
 	defs, err := backend.Definitions(opts.Profile)
 	if err != nil {
 		return nil, fmt.Errorf("mcpserver: tools of profile %s: %w", opts.Profile, err)
@@ -184,6 +189,7 @@ func NewServer(backend Backend, opts Options) (*mcp.Server, error) {
 		srv.AddTool(t, (&binding{backend: backend, name: t.Name, logger: opts.Logger}).handle)
 	}
 	srv.AddReceivingMiddleware(profileOrder(rank), carrierCancel)
+	addResourcesAndPrompts(srv, backend, opts)
 	return srv, nil
 }
 
@@ -220,7 +226,7 @@ func mcpTool(d tools.Definition, withOutput bool) (*mcp.Tool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: %w", d.Name, err)
 	}
-	t := &mcp.Tool{Name: d.Name, Description: d.Description, InputSchema: in, Annotations: annotations(d.Name)}
+	t := &mcp.Tool{Name: d.Name, Title: vfsdcontract.Describe(d.Name).Title, Description: d.Description, InputSchema: in, Annotations: annotations(d.Name)}
 	if withOutput {
 		t.OutputSchema = OutputSchema(d.Name)
 	}
@@ -253,15 +259,19 @@ func objectRoot(s *jsonschema.Schema) error {
 	return nil
 }
 
-// annotations are a tool's hints: read-only or not (from the registry),
-// and a closed world: the tools touch nothing outside the workspace.
+// annotations are a vfsd tool's hints (vfsdcontract.Describe), and a
+// closed world: the tools touch nothing outside the workspace.
 func annotations(name string) *mcp.ToolAnnotations {
+	m := vfsdcontract.Describe(name)
+	return mcpAnnotations(m.Title, m.Annotations)
+}
+
+// mcpAnnotations renders a contract's hints as MCP's, in a closed world.
+func mcpAnnotations(title string, a contract.Annotations) *mcp.ToolAnnotations {
 	closed := false
-	a := &mcp.ToolAnnotations{OpenWorldHint: &closed}
-	if t, ok := tools.Lookup(name); ok {
-		a.ReadOnlyHint = !t.Mutating
-	}
-	return a
+	destructive := a.Destructive
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: a.ReadOnly, DestructiveHint: &destructive,
+		IdempotentHint: a.Idempotent, OpenWorldHint: &closed}
 }
 
 // binding is one MCP tool bound to the backend's tool of the same name.
@@ -299,7 +309,18 @@ func (b *binding) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		}
 		return errorResult(b.name, fmt.Sprintf("%s returned no receipt status; check the workspace before trying again", b.name)), nil
 	}
-	return result(resp.Text, receipt, head.Status != tools.StatusOK), nil
+	return withStatus(result(resp.Text, receipt, head.Status != tools.StatusOK), string(head.Status)), nil
+}
+
+// StatusMeta is the _meta key of a tools/call result that carries the
+// result's status word or error code (contract.Result.Status), which MCP
+// has no field for.
+const StatusMeta = "vfsd/status"
+
+// withStatus puts status in r's _meta.
+func withStatus(r *mcp.CallToolResult, status string) *mcp.CallToolResult {
+	r.Meta = mcp.Meta{StatusMeta: status}
+	return r
 }
 
 // call calls the backend, turning a panic or a nil response into an error.
@@ -331,5 +352,5 @@ func result(text string, receipt []byte, isError bool) *mcp.CallToolResult {
 func errorResult(tool, msg string) *mcp.CallToolResult {
 	r := &tools.Response{Tool: tool, Text: msg, Receipt: &tools.FailureReceipt{
 		Receipt: tools.Receipt{Status: tools.StatusError, ErrorCode: tools.CodeInternal, SummaryText: msg}}}
-	return result(r.Text, r.JSON(), true)
+	return withStatus(result(r.Text, r.JSON(), true), string(tools.StatusError))
 }

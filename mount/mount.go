@@ -13,6 +13,7 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 
 	"github.com/vfsd/vfsd/vfs"
 )
@@ -64,6 +65,22 @@ type Options struct {
 	// made before a tool rewrote the file read the old content.
 	Passthrough   bool
 	NoPassthrough bool
+	// Writeback turns on the kernel's writeback cache
+	// (FUSE_WRITEBACK_CACHE): write(2) fills the page cache and returns,
+	// and the kernel sends the dirty pages later, in large writes (at the
+	// latest on close, fsync, syncfs or memory pressure). Whoever reads the
+	// session other than through this mount (tools, snapshots, diffs) must
+	// call Flush first to see every write that returned.
+	Writeback bool
+	// SymlinkCaching lets the kernel cache symlink targets
+	// (FUSE_CACHE_SYMLINKS); a target changed by a tool is invalidated
+	// like any content.
+	SymlinkCaching bool
+	// IgnoreSecurityLabels answers every getxattr of security.* with
+	// ENODATA without asking the session: it saves the kernel's
+	// security.capability lookup before each write, and hides file
+	// capabilities and security labels stored in the session.
+	IgnoreSecurityLabels bool
 	// FsName is the source name shown in /proc/mounts; "vfsd:<session>"
 	// when empty.
 	FsName string
@@ -145,6 +162,8 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 			// suid/sgid are killed by the kernel sending a chmod on write,
 			// truncate and chown (no handle_killpriv negotiated).
 			ExplicitDataCacheControl: true,
+			EnableSymlinkCaching:     opts.SymlinkCaching,
+			IgnoreSecurityLabels:     opts.IgnoreSecurityLabels,
 		},
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
@@ -152,6 +171,9 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 		// Mode 0 is mode 0 (go-fuse would show 0644/0755 instead).
 		NullPermissions: true,
 		RootStableAttr:  &gofs.StableAttr{Ino: rootNode.Ino, Mode: syscall.S_IFDIR},
+	}
+	if opts.Writeback {
+		fo.MountOptions.ExtraCapabilities |= fuse.CAP_WRITEBACK_CACHE
 	}
 	server, err := mountServer(dir, m.root, fo)
 	if err != nil {
@@ -177,6 +199,25 @@ func (m *Mount) ctx(ctx context.Context) context.Context {
 
 // Wait blocks until the mount is unmounted.
 func (m *Mount) Wait() { m.server.Wait() }
+
+// Flush makes every write that returned through the mount visible to
+// the session: with Writeback the kernel may still hold dirty pages, and
+// syncfs(2) sends them. Call it from outside any lock the mount's requests
+// need (it waits for the mount to serve those writes).
+func (m *Mount) Flush() error {
+	if !m.opts.Writeback {
+		return nil
+	}
+	fd, err := unix.Open(m.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("flush %s: %w", m.dir, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Syncfs(fd); err != nil {
+		return fmt.Errorf("flush %s: syncfs: %w", m.dir, err)
+	}
+	return nil
+}
 
 // Unmount unmounts; if the mount is busy (open files, a process's working
 // directory) it detaches it lazily, so it goes away when released. Safe to

@@ -36,8 +36,16 @@ func TestBoundedRead(t *testing.T) {
 				require.Equal(t, "AAAAAAAAAAA=", r["inline_bytes"])
 				require.Equal(t, false, r["truncated"])
 			}},
-		{"whole file, default: a capped blob, streamed", policy.PresetDefault,
+		{"whole file, default: a page of bytes", policy.PresetDefault,
 			map[string]any{"path": "huge.bin"},
+			func(t *testing.T, r map[string]any) {
+				require.Len(t, r["inline_bytes"], 87384, "64 KiB, base64")
+				require.Equal(t, true, r["truncated"])
+				require.Equal(t, float64(64<<10), r["next_offset_bytes"])
+				require.Equal(t, "binary", r["encoding"])
+			}},
+		{"byte range from 0, default: a capped blob, streamed", policy.PresetDefault,
+			map[string]any{"path": "huge.bin", "offset_bytes": 0},
 			func(t *testing.T, r map[string]any) {
 				blob := r["blob"].(map[string]any)
 				require.LessOrEqual(t, blob["size_bytes"], float64(preset(t, policy.PresetDefault).Caps.MaxReadBytes))

@@ -173,7 +173,10 @@ func listDirectory(ctx context.Context, t *Toolset, p *ListDirectoryParams) (*Li
 			return nil
 		}
 		if !t.visible(q) || ignored(p.Ignore, relTo(dir, q), q.Base()) {
-			return vfs.SkipDir
+			if n.IsDir() {
+				return vfs.SkipDir // leave out its contents too
+			}
+			return nil // only this file: SkipDir on a file skips its siblings
 		}
 		if limit > 0 && len(r.Entries) == limit {
 			r.Truncated = true

@@ -44,7 +44,26 @@ type BlobInfo struct {
 	BlobRef   string `json:"blob_ref" jsonschema:"reference to the content; usable as write_file content"`
 	SizeBytes int64  `json:"size_bytes"`
 	Preview   string `json:"preview" jsonschema:"the start of the content, as text"`
+	URI       string `json:"uri,omitempty" jsonschema:"the content as an MCP resource of this session's MCP server (resources/read)"`
 }
+
+// BlobURIPrefix starts the URI under which a session's MCP server offers a
+// blob as a resource: the prefix, then the blob's hash in hex.
+const BlobURIPrefix = "vfsd://blobs/"
+
+// BlobURI returns the MCP resource URI of a blob reference.
+func BlobURI(ref string) string { return BlobURIPrefix + strings.TrimPrefix(ref, BlobRefPrefix) }
+
+// newBlobInfo describes a stored blob.
+func newBlobInfo(h vfs.Hash, size int64, preview string) *BlobInfo {
+	ref := BlobRefPrefix + h.String()
+	return &BlobInfo{BlobRef: ref, SizeBytes: size, Preview: preview, URI: BlobURI(ref)}
+}
+
+// Blobs returns the blob store the tools read blob_ref inputs from and
+// store large outputs in (nil when they have none): the session's blobs,
+// as its MCP server offers them as resources.
+func (t *Toolset) Blobs() vfs.BlobStore { return t.opts.Blobs }
 
 // payload returns data inline, or as a blob when it is larger than the
 // inline threshold and the mode allows.
@@ -66,7 +85,7 @@ func (t *Toolset) payload(ctx context.Context, data []byte, asText bool, mode Ou
 		return Payload{}, err
 	}
 	unpin() // the store's fresh set keeps it until the next collection but one
-	return Payload{Blob: &BlobInfo{BlobRef: BlobRefPrefix + h.String(), SizeBytes: size, Preview: preview(data)}}, nil
+	return Payload{Blob: newBlobInfo(h, size, preview(data))}, nil
 }
 
 func inline(data []byte, asText bool) Payload {
@@ -94,7 +113,8 @@ func (p Payload) text() string {
 	case p.InlineText != nil:
 		return *p.InlineText
 	case p.Blob != nil:
-		return p.Blob.Preview + "\n[... " + sizeWords(p.Blob.SizeBytes) + " in " + p.Blob.BlobRef + "]"
+		return p.Blob.Preview + "\n[... this is a preview: the content, " + sizeWords(p.Blob.SizeBytes) + ", is in " + p.Blob.BlobRef +
+			"; read it as the MCP resource " + BlobURI(p.Blob.BlobRef) + ", or read smaller windows]"
 	}
 	return "[" + sizeWords(int64(len(p.InlineBytes))) + " of binary content, base64 in inline_bytes]"
 }

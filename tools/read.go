@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
@@ -38,13 +39,23 @@ type ReadFileReceipt struct {
 	EndLine     int    `json:"end_line,omitempty" jsonschema:"last line returned (text files)"`
 	TotalLines  int    `json:"total_lines,omitempty" jsonschema:"lines in the whole file (text files)"`
 	Truncated   bool   `json:"truncated" jsonschema:"more of the file exists beyond what was returned"`
-	view        string
+	// NextStartLine and NextOffsetBytes say how to read on after a
+	// truncated result: pass the one that is set as start_line or
+	// offset_bytes.
+	NextStartLine   int   `json:"next_start_line,omitempty" jsonschema:"when truncated: the start_line that reads on"`
+	NextOffsetBytes int64 `json:"next_offset_bytes,omitempty" jsonschema:"when truncated within a line or a byte range: the offset_bytes that reads on"`
+	view            string
 }
+
+// DefaultReadLines is how many lines read_file returns when it is not given
+// line_count, as the agents' own file readers do; a page also stops at the
+// inline limit (64 KiB by default), at a line's end.
+const DefaultReadLines = 2000
 
 func (r *ReadFileReceipt) text() string { return r.view }
 
 func init() {
-	register("read_file", "Read a file of the workspace: all of it, a 1-based line range (start_line, line_count) or a byte range (offset_bytes, max_bytes). Reports size, total lines, version and whether the result was truncated; binary files come back as base64 bytes.",
+	register("read_file", "Read a file of the workspace, a page at a time: up to 2000 lines (or 64 KiB) from start_line (default 1); line_count sets another page size. When truncated is true, read on from next_start_line. A byte range (offset_bytes, max_bytes) reads raw bytes; binary files come back as base64 bytes. Reports size, total lines and version.",
 		false, map[string][]any{"encoding": {"utf8", "bytes"}, "output_mode": outputModes}, readFile)
 }
 
@@ -134,6 +145,9 @@ func (t *Toolset) readBytes(ctx context.Context, r *ReadFileReceipt, rd io.Reade
 		want = min(want, *p.MaxBytes)
 	}
 	r.OffsetBytes, r.Truncated = off, off+want < n.Size
+	if r.Truncated {
+		r.NextOffsetBytes = off + want
+	}
 	return t.sendWindow(ctx, r, rd, n, off, want, nil, p)
 }
 
@@ -231,24 +245,28 @@ func endsWithNewline(rd io.ReaderAt, size int64) bool {
 	return err == nil && b[0] == '\n'
 }
 
-// readLines serves the whole file or a line range: the window is found by
-// scanning the file, then served like a byte range.
+// readLines serves a page of lines: line_count lines (default
+// DefaultReadLines) from start_line (default 1), and never more than the
+// inline limit: a page that would be larger ends at the last line that
+// fits, or, when one line alone is larger, within that line. The window
+// is found by scanning the file, then served like a byte range. A read
+// without a range of a binary file (or with encoding bytes) is a page of
+// bytes instead.
 func (t *Toolset) readLines(ctx context.Context, r *ReadFileReceipt, rd io.ReaderAt, n vfs.Node, p *ReadFileParams, maxRead int64) error {
 	ranged := p.StartLine != nil || p.LineCount != nil
-	if !ranged && (n.Size > maxRead || n.Size > MaxLineScanBytes || p.Encoding == "bytes" || n.Encoding == vfs.EncodingBinary) {
-		// A plain read past the cap (or too large to count lines in, or of
-		// bytes) becomes a byte range from the start.
-		p.MaxBytes = &maxRead
+	page := min(maxRead, t.opts.InlineBytes)
+	if !ranged && (p.Encoding == "bytes" || n.Encoding == vfs.EncodingBinary) {
+		p.MaxBytes = &page
 		return t.readBytes(ctx, r, rd, n, p, maxRead)
 	}
-	start, count := 1, -1
+	start, count := 1, DefaultReadLines
 	if p.StartLine != nil {
 		start = *p.StartLine
 	}
 	if p.LineCount != nil {
 		count = *p.LineCount
 	}
-	w, err := scanLines(rd, n.Size, start, count, maxRead, n.Encoding)
+	w, err := scanLines(rd, n.Size, start, count, page, n.Encoding)
 	if err != nil {
 		return err
 	}
@@ -257,11 +275,17 @@ func (t *Toolset) readLines(ctx context.Context, r *ReadFileReceipt, rd io.Reade
 		if ranged {
 			return fail(CodeInvalidInput, "%s is binary and has no lines; read it by byte range (offset_bytes, max_bytes)", r.Path)
 		}
-		p.MaxBytes = &maxRead
+		p.MaxBytes = &page
 		return t.readBytes(ctx, r, rd, n, p, maxRead)
 	}
 	if w.startOff < 0 || (w.startOff == n.Size && !(start == 1 && n.Size == 0)) {
 		return fail(CodeInvalidInput, "start_line %d is past the end of %s, which has %d lines", start, r.Path, max(w.totalLines, 0))
+	}
+	partial := false // the page ends within a line
+	if w.endLine < 0 {
+		if partial, err = w.endAtLine(rd, start); err != nil {
+			return fmt.Errorf("read %s: %w", r.Path, err)
+		}
 	}
 	r.TotalLines = max(w.totalLines, 0)
 	r.StartLine, r.EndLine = start, w.endLine
@@ -270,7 +294,43 @@ func (t *Toolset) readLines(ctx context.Context, r *ReadFileReceipt, rd io.Reade
 	}
 	r.OffsetBytes = w.startOff
 	r.Truncated = w.endOff < n.Size
+	switch {
+	case !r.Truncated:
+	case partial:
+		r.NextOffsetBytes = w.endOff
+	default:
+		r.NextStartLine = r.EndLine + 1
+	}
 	return t.sendWindow(ctx, r, rd, n, w.startOff, w.endOff-w.startOff, &binary, p)
+}
+
+// endAtLine ends a window that the byte cap cut (endLine < 0) at the end of
+// its last whole line, and counts its lines. When the window holds no line
+// end (one line is longer than the cap), it ends at a character boundary
+// within that line, and partial is true. The window is at most the inline
+// limit, so it is read into memory.
+func (w *lineWindow) endAtLine(rd io.ReaderAt, start int) (partial bool, err error) {
+	buf := make([]byte, w.endOff-w.startOff)
+	if got, err := rd.ReadAt(buf, w.startOff); got < len(buf) {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return false, err
+	}
+	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+		w.endOff = w.startOff + int64(i+1)
+		w.endLine = start - 1 + bytes.Count(buf[:i+1], []byte{'\n'})
+		return false, nil
+	}
+	k := len(buf)
+	for back := 0; back < utf8.UTFMax && k > 0 && !utf8.Valid(buf[:k]); back++ {
+		k--
+	}
+	if k == 0 || !utf8.Valid(buf[:k]) {
+		k = len(buf) // not text after all: cut where the cap is
+	}
+	w.endOff, w.endLine = w.startOff+int64(k), start
+	return true, nil
 }
 
 // sendWindow returns bytes [off, off+size) of rd as the receipt's payload:
@@ -316,7 +376,7 @@ func (t *Toolset) sendWindow(ctx context.Context, r *ReadFileReceipt, rd io.Read
 		if binary != nil {
 			isBin = *binary
 		}
-		pl = Payload{Blob: &BlobInfo{BlobRef: BlobRefPrefix + h.String(), SizeBytes: got, Preview: preview(head.buf)}}
+		pl = Payload{Blob: newBlobInfo(h, got, preview(head.buf))}
 		if r.EndLine < 0 {
 			r.EndLine = r.StartLine - 1 + lines.lines()
 		}
@@ -387,20 +447,30 @@ func finishRead(r *ReadFileReceipt, n vfs.Node, pl Payload, selLen int64, asText
 	if n.Size == 0 {
 		r.view = "[" + r.Path + " is empty]"
 	}
-	if r.Truncated && pl.Blob == nil {
+	if r.Truncated {
 		// Models often see only the text: say there is more, and how to get it.
 		if !strings.HasSuffix(r.view, "\n") {
 			r.view += "\n"
 		}
-		switch {
-		case r.TotalLines > 0:
-			r.view += fmt.Sprintf("[... showing lines %d-%d of %d; read on with start_line=%d]\n", r.StartLine, r.EndLine, r.TotalLines, r.EndLine+1)
-		case r.StartLine > 0:
-			r.view += fmt.Sprintf("[... showing lines %d-%d; read on with start_line=%d]\n", r.StartLine, r.EndLine, r.EndLine+1)
-		default:
-			r.view += fmt.Sprintf("[... showing bytes %d-%d of %d; read on with offset_bytes=%d]\n", r.OffsetBytes, r.OffsetBytes+selLen, n.Size, r.OffsetBytes+selLen)
-		}
+		r.view += continuation(r, n, selLen) + "\n"
 	}
+}
+
+// continuation is the line that tells a model how to read on after a
+// truncated read.
+func continuation(r *ReadFileReceipt, n vfs.Node, selLen int64) string {
+	of := ""
+	if r.TotalLines > 0 {
+		of = fmt.Sprintf(" of %d", r.TotalLines)
+	}
+	switch {
+	case r.NextStartLine > 0:
+		return fmt.Sprintf("[... showing lines %d-%d%s; read on with start_line=%d]", r.StartLine, r.EndLine, of, r.NextStartLine)
+	case r.StartLine > 0:
+		return fmt.Sprintf("[... line %d is longer than one result; showing its first %s; read on within it with offset_bytes=%d and max_bytes=%d, or skip to the next line with start_line=%d]",
+			r.StartLine, sizeWords(selLen), r.NextOffsetBytes, selLen, r.StartLine+1)
+	}
+	return fmt.Sprintf("[... showing bytes %d-%d of %d; read on with offset_bytes=%d and max_bytes=%d]", r.OffsetBytes, r.OffsetBytes+selLen, n.Size, r.OffsetBytes+selLen, selLen)
 }
 
 // isBinary reports whether content is binary: by the node's encoding hint,

@@ -262,14 +262,15 @@ func TestReadFile(t *testing.T) {
 func TestOutputModes(t *testing.T) {
 	big := strings.Repeat("0123456789abcdef", 8<<10) // 128 KiB
 	e := toolstest.New(t, nil, map[string]string{"big.txt": big, "small.txt": "x"}, func(o *tools.Options) { o.InlineBytes = 1 << 10 })
-	r := toolstest.Receipt(t, e.Call("read_file", `{"path":"big.txt"}`))
+	r := toolstest.Receipt(t, e.Call("read_file", `{"path":"big.txt","offset_bytes":0}`))
 	blob := r["blob"].(map[string]any)
 	require.Equal(t, float64(len(big)), blob["size_bytes"])
 	require.Equal(t, big[:512], blob["preview"])
 	ref := blob["blob_ref"].(string)
 	require.True(t, strings.HasPrefix(ref, "blake3:"))
 
-	r = toolstest.Receipt(t, e.Call("read_file", `{"path":"big.txt","output_mode":"require_inline"}`))
+	require.Equal(t, "vfsd://blobs/"+strings.TrimPrefix(ref, "blake3:"), blob["uri"])
+	r = toolstest.Receipt(t, e.Call("read_file", `{"path":"big.txt","offset_bytes":0,"output_mode":"require_inline"}`))
 	require.Equal(t, "inline_required_too_large", r["error_code"])
 	require.Equal(t, "too_large", r["status"])
 

@@ -133,8 +133,9 @@ calls. Prints one JSON object.`,
 
 func newBenchMountCmd() *cobra.Command {
 	var (
-		opts  bench.MountOptions
-		quiet bool
+		opts     bench.MountOptions
+		quiet    bool
+		variants []string
 	)
 	cmd := &cobra.Command{
 		Use:   "mount",
@@ -159,6 +160,13 @@ fusermount3, /dev/fuse, tar and rg; the run takes a few minutes.`,
 					return usageError{fmt.Errorf("%s must be positive, got %d", f.name, f.v)}
 				}
 			}
+			for _, spec := range variants {
+				v, err := bench.ParseVariant(spec)
+				if err != nil {
+					return usageError{fmt.Errorf("--ab %s: %w", spec, err)}
+				}
+				opts.Variants = append(opts.Variants, v)
+			}
 			opts.Log = os.Stderr
 			if quiet {
 				opts.Log = nil
@@ -171,6 +179,9 @@ fusermount3, /dev/fuse, tar and rg; the run takes a few minutes.`,
 	cmd.Flags().IntVar(&opts.Repeats, "repeats", 1, "rounds of the whole workload; the median is reported")
 	cmd.Flags().IntVar(&opts.WriteMB, "write-mb", 512, "size of the sequentially written and read file, in MiB")
 	cmd.Flags().IntVar(&opts.Creates, "creates", 3000, "small files to create")
+	cmd.Flags().StringSliceVar(&opts.Targets, "targets", nil, "targets to run (default: all that can run here): native, vfsd, vfsd_overlay, loopback, loopback_nopt, overlayfs, kernel_overlayfs")
+	cmd.Flags().StringSliceVar(&opts.Steps, "steps", nil, "steps to run (default: all)")
+	cmd.Flags().StringArrayVar(&variants, "ab", nil, "add vfsd's FUSE mount with levers on as target vfsd_NAME: NAME=lever,lever (writeback, passthrough, symlink-cache, ignore-security-labels); repeatable")
 	cmd.Flags().StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of each step on vfsd and loopback to PREFIX-<target>-<step>.pprof")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	_ = cmd.Flags().MarkHidden("cpuprofile")

@@ -4,18 +4,23 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
+	"github.com/vfsd/vfsd/contract"
 	"github.com/vfsd/vfsd/mcpserver"
 	"github.com/vfsd/vfsd/tools"
+	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
 
 func newMCPCmd(g *globalFlags) *cobra.Command {
-	var session, profile string
+	var session, profile, contractName string
 	var noOutputSchema bool
 	cmd := &cobra.Command{
 		Use:   "mcp --session ID [--profile NAME]",
@@ -26,8 +31,12 @@ commands. Every call goes to the daemon (see --socket and --addr), so the agent,
 the HTTP API, other MCP clients and FUSE mounts of the session share one
 workspace. Logs go to standard error.
 
-The tools are those of the session's profile (--profile overrides: openai,
-anthropic, gemini, minimal or consolidated), less those its policy forbids.
+The tools are those of the session's contract (vfsd's own unless it was
+created with --contract): for vfsd's, those of the session's profile
+(--profile overrides: openai, anthropic, gemini, minimal or consolidated), less
+those its policy forbids; for another contract, the contract's tools exactly as
+its document names them. --contract C states the contract the agent is
+configured for: serving a session with another contract is refused at start.
 The daemon also serves the same tools over streamable HTTP at
 /v1/sessions/ID/mcp. See the README for client configurations.`,
 		Args: usageArgs(cobra.NoArgs),
@@ -45,6 +54,12 @@ The daemon also serves the same tools over streamable HTTP at
 			if err != nil {
 				return err
 			}
+			if contractName != "" && contractName != backend.contract {
+				if _, err := contract.Lookup(contractName); err != nil {
+					return usageError{err}
+				}
+				return usageError{fmt.Errorf("session %s speaks the %s contract, not %s; serve a session created with 'vfsd session create --contract %s'", session, backend.contract, contractName, contractName)}
+			}
 			if profile == "" {
 				profile = sessionProfile
 			}
@@ -60,6 +75,7 @@ The daemon also serves the same tools over streamable HTTP at
 	f := cmd.Flags()
 	f.StringVar(&session, "session", "", "the session whose tools to serve (required)")
 	f.StringVar(&profile, "profile", "", "the tool profile (default: the session's)")
+	f.StringVar(&contractName, "contract", "", "the contract the agent expects: "+strings.Join(contract.Names(), ", ")+"; it must be the session's")
 	f.BoolVar(&noOutputSchema, "no-output-schema", false, "leave outputSchema out of the tool list, for clients that mishandle it")
 	return cmd
 }
@@ -67,9 +83,10 @@ The daemon also serves the same tools over streamable HTTP at
 // daemonBackend is an mcpserver.Backend that calls a session's tools
 // through the daemon.
 type daemonBackend struct {
-	c       *client.Client
-	session string
-	policy  *policy.Policy
+	c        *client.Client
+	session  string
+	policy   *policy.Policy
+	contract string
 }
 
 // newDaemonBackend checks that the session exists and returns its backend
@@ -79,11 +96,15 @@ func newDaemonBackend(ctx context.Context, c *client.Client, session string) (*d
 	if err != nil {
 		return nil, "", fmt.Errorf("session %s: %w", session, err)
 	}
-	pol, err := policy.Preset(s.Policy)
+	pol, err := sessionPolicyOf(s)
 	if err != nil {
 		return nil, "", fmt.Errorf("session %s: %w; is this vfsd older than the daemon?", session, err)
 	}
-	return &daemonBackend{c: c, session: session, policy: pol}, s.Profile, nil
+	k := s.Contract
+	if k == "" { // a daemon older than contracts
+		k = contract.Default
+	}
+	return &daemonBackend{c: c, session: session, policy: pol, contract: k}, s.Profile, nil
 }
 
 // Definitions lists the profile's tools the session's policy allows.
@@ -98,4 +119,42 @@ func (b *daemonBackend) Call(ctx context.Context, name string, params json.RawMe
 		return nil, err
 	}
 	return &tools.Response{Tool: name, Receipt: r.JSON, Text: r.Text}, nil
+}
+
+// ContractName is the session's contract.
+func (b *daemonBackend) ContractName() string { return b.contract }
+
+// CallContract runs a tool of the session's contract on the daemon.
+func (b *daemonBackend) CallContract(ctx context.Context, name string, params json.RawMessage) (contract.Result, error) {
+	r, err := b.c.CallToolAs(ctx, b.session, b.contract, name, params)
+	if err != nil {
+		return contract.Result{}, err
+	}
+	return contract.Result{Body: r.JSON, Text: r.Text, Status: r.Status, IsError: !r.OK()}, nil
+}
+
+// ReadBlob reads part of a blob through the daemon (GET /v1/blobs/REF), so
+// that `vfsd mcp` offers the session's blobs as MCP resources: with a
+// session token the daemon answers only for the blobs that session may
+// read; the admin token reads any blob, as it may over the HTTP API.
+func (b *daemonBackend) ReadBlob(ctx context.Context, ref string, offset, length int64) ([]byte, int64, error) {
+	rc, size, err := b.c.GetBlob(ctx, ref)
+	if client.Code(err) == api.CodeNotFound {
+		return nil, 0, fmt.Errorf("%v: %w", err, vfs.ErrNotFound)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rc.Close()
+	if offset >= size {
+		return []byte{}, size, nil
+	}
+	if _, err := io.CopyN(io.Discard, rc, offset); err != nil {
+		return nil, 0, fmt.Errorf("blob %s: skip to %d: %w", ref, offset, err)
+	}
+	buf := make([]byte, min(length, size-offset))
+	if _, err := io.ReadFull(rc, buf); err != nil {
+		return nil, 0, fmt.Errorf("blob %s: read at %d: %w", ref, offset, err)
+	}
+	return buf, size, nil
 }

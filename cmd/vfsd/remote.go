@@ -127,6 +127,9 @@ func describeSession(w io.Writer, s *api.Session) {
 	fmt.Fprintf(w, "expires   %s\n", expires(s))
 	fmt.Fprintf(w, "policy    %s\n", s.Policy)
 	fmt.Fprintf(w, "profile   %s\n", s.Profile)
+	if s.Contract != "" {
+		fmt.Fprintf(w, "contract  %s (%d tool calls logged)\n", s.Contract, s.Calls)
+	}
 	fmt.Fprintf(w, "files     %d (%s)\n", s.Files, sizeText(s.Bytes))
 	fmt.Fprintf(w, "changes   %d events, %d paths since the last snapshot\n", s.Seq, s.Dirty)
 	if s.Base != "" {

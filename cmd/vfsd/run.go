@@ -38,11 +38,12 @@ type runResult struct {
 
 type runFlags struct {
 	dir, id, policy, ttl, sandbox string
-	jsonFile                      string
+	jsonFile, policyFile          string
 	include, exclude, writable    []string
 	gitignore, defaultExcludes    bool
 	noNetwork, asJSON, apply      bool
 	pf                            progressFlag
+	policyObject                  []byte // --policy-file's content
 }
 
 func newRunCmd(g *globalFlags) *cobra.Command {
@@ -109,6 +110,11 @@ is dropped).`,
 			if err := lookCommand(args[0]); err != nil {
 				return err
 			}
+			var polReq api.CreateSessionRequest
+			if err := setPolicy(cmd, &polReq, rf.policy, rf.policyFile); err != nil {
+				return err
+			}
+			rf.policyObject = polReq.PolicyObject
 			c, embedded, err := reachDaemon(cmd.Context(), g, []string{dir}, cmd.ErrOrStderr())
 			if err != nil {
 				return exitStatus{exitRunFailed, err}
@@ -132,6 +138,7 @@ is dropped).`,
 	f.BoolVar(&rf.defaultExcludes, "default-excludes", false, "leave out .git, node_modules, build outputs and the like")
 	f.StringVar(&rf.id, "id", "", "the session's ID (default: the daemon picks one)")
 	f.StringVar(&rf.policy, "policy", "", "the session's policy preset (default, weakincentives, x07, aos)")
+	f.StringVar(&rf.policyFile, "policy-file", "", policyFileUsage)
 	f.StringVar(&rf.ttl, "ttl", "24h", `how long the session is kept for vfsd apply ("never": until closed)`)
 	f.StringVar(&rf.sandbox, "sandbox", sandboxAuto, "auto, bwrap or namespace")
 	f.StringArrayVar(&rf.writable, "rw", nil, "an existing host path the command may write (repeatable)")
@@ -161,6 +168,9 @@ func runInSession(cmd *cobra.Command, c *client.Client, g *globalFlags, rf *runF
 	req := api.CreateSessionRequest{ID: rf.id, Policy: rf.policy, TTL: rf.ttl, Mounts: []api.Mount{{
 		HostPath: dir, MountPath: "/", Include: rf.include, Exclude: rf.exclude,
 		Gitignore: rf.gitignore, DefaultExcludes: rf.defaultExcludes}}}
+	if len(rf.policyObject) > 0 {
+		req.Policy, req.PolicyObject = "", rf.policyObject
+	}
 	var created *api.CreateSessionResponse
 	if pp := rf.pf.printer(cmd); pp != nil {
 		created, err = c.CreateSessionProgress(ctx, req, pp.show)

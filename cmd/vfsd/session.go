@@ -14,6 +14,7 @@ import (
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
+	"github.com/vfsd/vfsd/contract"
 )
 
 func newSessionCmd(g *globalFlags) *cobra.Command {
@@ -42,19 +43,22 @@ func verbs(cmd *cobra.Command) string {
 // sessionFlags are the options of a new session, shared by session create
 // and snapshot fork.
 type sessionFlags struct {
-	id, policy, profile, ttl string
+	id, policy, profile, ttl, contract string
+	policyFile                         string
 }
 
 func (sf *sessionFlags) add(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&sf.id, "id", "", "the session's ID (default: a fresh one)")
 	f.StringVar(&sf.policy, "policy", "", "policy preset: default, weakincentives, x07 or aos")
+	f.StringVar(&sf.policyFile, "policy-file", "", policyFileUsage)
 	f.StringVar(&sf.profile, "profile", "", "tool profile: openai, anthropic, gemini, minimal or consolidated")
 	f.StringVar(&sf.ttl, "ttl", "", `lifetime, like 90m or 24h; "never" for no expiry (default: the daemon's)`)
+	f.StringVar(&sf.contract, "contract", "", "tool contract: "+strings.Join(contract.Names(), ", ")+` (default "vfsd"; a fork: its origin's)`)
 }
 
 func (sf *sessionFlags) request() api.CreateSessionRequest {
-	return api.CreateSessionRequest{ID: sf.id, Policy: sf.policy, Profile: sf.profile, TTL: sf.ttl}
+	return api.CreateSessionRequest{ID: sf.id, Policy: sf.policy, Profile: sf.profile, TTL: sf.ttl, Contract: sf.contract}
 }
 
 func newSessionCreateCmd(g *globalFlags) *cobra.Command {
@@ -67,7 +71,7 @@ func newSessionCreateCmd(g *globalFlags) *cobra.Command {
 		gitignore, defaultExcludes, followLinks bool
 	)
 	cmd := &cobra.Command{
-		Use:   "create [--mount HOST[=PATH]]... [--base SNAP | --fork SESSION] [--policy P] [--ttl D]",
+		Use:   "create [--mount HOST[=PATH]]... [--base SNAP | --fork SESSION] [--policy P | --policy-file F] [--ttl D]",
 		Short: "Create a session: empty, staged from host folders, from a snapshot, or forked",
 		Long: `Creates a session and prints its ID and its token (shown once: it reaches
 this session only, over TCP). With --mount, host folders (beneath the daemon's
@@ -93,6 +97,9 @@ gives the mounts as a JSON array of api.Mount objects instead ("-" for stdin).`,
 	return remoteCmd(g, cmd, func(cmd *cobra.Command, _ []string, c *client.Client, out *output) error {
 		req := sf.request()
 		req.Base, req.Fork = base, fork
+		if err := setPolicy(cmd, &req, sf.policy, sf.policyFile); err != nil {
+			return err
+		}
 		for _, m := range mounts {
 			host, at, _ := strings.Cut(m, "=")
 			abs, err := filepath.Abs(host)
@@ -141,7 +148,7 @@ gives the mounts as a JSON array of api.Mount objects instead ("-" for stdin).`,
 // printCreated prints a new session for people.
 func printCreated(w io.Writer, r *api.CreateSessionResponse) {
 	s := r.Session
-	fmt.Fprintf(w, "created session %s (policy %s, profile %s, expires %s)\n", s.ID, s.Policy, s.Profile, expires(&s))
+	fmt.Fprintf(w, "created session %s (policy %s, profile %s, contract %s, expires %s)\n", s.ID, s.Policy, s.Profile, s.Contract, expires(&s))
 	if r.Import != nil {
 		im := r.Import
 		fmt.Fprintf(w, "imported %d files, %d directories, %s in %.0f ms (%d unchanged files from the cache)\n",

@@ -133,7 +133,7 @@ func newSnapshotForkCmd(g *globalFlags) *cobra.Command {
 		session string
 	)
 	cmd := remoteCmd(g, &cobra.Command{
-		Use:   "fork (SNAPSHOT | --session SESSION) [--id ID] [--policy P] [--ttl D]",
+		Use:   "fork (SNAPSHOT | --session SESSION) [--id ID] [--policy P | --policy-file F] [--ttl D]",
 		Short: "Create a session from a snapshot, or from a live session's current state",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if session != "" {
@@ -143,11 +143,15 @@ func newSnapshotForkCmd(g *globalFlags) *cobra.Command {
 		},
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		var resp *api.CreateSessionResponse
-		var err error
+		req := sf.request()
+		err := setPolicy(cmd, &req, sf.policy, sf.policyFile)
+		if err != nil {
+			return err
+		}
 		if session != "" {
-			resp, err = c.ForkSession(cmd.Context(), session, sf.request())
+			resp, err = c.ForkSession(cmd.Context(), session, req)
 		} else {
-			resp, err = c.ForkSnapshot(cmd.Context(), args[0], sf.request())
+			resp, err = c.ForkSnapshot(cmd.Context(), args[0], req)
 		}
 		if err != nil {
 			return err

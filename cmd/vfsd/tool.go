@@ -13,10 +13,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vfsd/vfsd/client"
+	"github.com/vfsd/vfsd/contract"
 	"github.com/vfsd/vfsd/hostmount"
 	"github.com/vfsd/vfsd/internal/textdiff"
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/tools"
+	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
 
@@ -26,8 +28,8 @@ var errNotOK = errors.New("the tool call did not succeed (see the receipt's stat
 
 func newToolCmd(g *globalFlags) *cobra.Command {
 	var (
-		dir, params, preset string
-		dryRun, text        bool
+		dir, params, preset, contractName string
+		dryRun, text                      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "tool SESSION NAME [--json PARAMS] | tool --dir DIR NAME [--json PARAMS]",
@@ -37,12 +39,17 @@ func newToolCmd(g *globalFlags) *cobra.Command {
 model). Exits 1 when the receipt's status is not ok. Tools: ` + fmt.Sprint(tools.Names()) + `.
 
 vfsd tool SESSION NAME calls the tool on the daemon's session SESSION (see
---socket, --addr and --token).
+--socket, --addr and --token), under the session's contract (its tool names,
+parameters and results; see 'vfsd session create --contract'). --contract C
+states the contract the call is written for: a session with another contract
+refuses the call (invalid_input), so a script never runs an x07 call on an AOS
+session by mistake. The exit status follows the contract's own verdict.
 
 vfsd tool --dir DIR NAME needs no daemon: it stages DIR into a throwaway
 session, runs the tool, and — when the call succeeds and changed something —
 applies the session's changes back to DIR (a file changed in DIR meanwhile is a
-conflict and left alone).`,
+conflict and left alone). With --contract C, NAME and PARAMS are the
+contract's, and its result is printed.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if dir != "" {
 				return usageArgs(cobra.ExactArgs(1))(cmd, args)
@@ -61,12 +68,15 @@ conflict and left alone).`,
 				if text {
 					return usageError{errors.New("--text goes with a daemon's session, not --dir")}
 				}
+				if contractName != "" && contractName != contract.Default {
+					return runContractOnDir(cmd.Context(), dir, preset, contractName, dryRun, cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], p)
+				}
 				return runOnDir(cmd.Context(), dir, preset, dryRun, cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], p)
 			}
 			if cmd.Flags().Changed("policy") || dryRun {
 				return usageError{errors.New("--policy and --dry-run go with --dir; a daemon session has its own policy, and tools take dry_run in PARAMS")}
 			}
-			return callOnSession(cmd, g, args[0], args[1], p, text)
+			return callOnSession(cmd, g, args[0], args[1], p, text, contractName)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "work on this plain directory instead of a daemon's session")
@@ -74,18 +84,21 @@ conflict and left alone).`,
 	cmd.Flags().StringVar(&preset, "policy", "default", "with --dir: policy preset: "+fmt.Sprint(policy.Presets()))
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "with --dir: run the tool but apply nothing back to DIR")
 	cmd.Flags().BoolVar(&text, "text", false, "with SESSION: print the receipt's text rendering for a model instead of its JSON")
+	cmd.Flags().StringVar(&contractName, "contract", "", "the contract the call is written for: "+strings.Join(contract.Names(), ", ")+"; with SESSION it must be the session's")
 	return cmd
 }
 
 // callOnSession runs one tool call on a daemon's session.
-func callOnSession(cmd *cobra.Command, g *globalFlags, session, name string, params json.RawMessage, text bool) error {
+func callOnSession(cmd *cobra.Command, g *globalFlags, session, name string, params json.RawMessage, text bool, contractName string) error {
 	c, err := g.client()
 	if err != nil {
 		return usageError{err}
 	}
 	defer c.Close()
 	var r *client.Receipt
-	if text {
+	if contractName != "" {
+		r, err = c.CallToolAs(cmd.Context(), session, contractName, name, params)
+	} else if text {
 		r, err = c.CallToolText(cmd.Context(), session, name, params)
 	} else {
 		r, err = c.CallTool(cmd.Context(), session, name, params)
@@ -137,6 +150,17 @@ diffs included) and exits 1 when the patch does not apply.`,
 // runOnDir runs one tool call on a session staged from dir and applies
 // the result back.
 func runOnDir(ctx context.Context, dir, preset string, dryRun bool, out, errOut io.Writer, name string, params json.RawMessage) error {
+	return onStagedDir(ctx, dir, preset, dryRun, errOut, func(s *vfs.Session, ts *tools.Toolset, _ vfs.BlobStore) bool {
+		resp := ts.Call(ctx, s.ID(), name, params)
+		fmt.Fprintf(out, "%s\n", resp.JSON())
+		return resp.OK()
+	})
+}
+
+// onStagedDir stages dir into a throwaway session, runs call on it, and —
+// when call reports success and dryRun is off — applies the session's
+// changes back to dir.
+func onStagedDir(ctx context.Context, dir, preset string, dryRun bool, errOut io.Writer, call func(s *vfs.Session, ts *tools.Toolset, blobs vfs.BlobStore) bool) error {
 	abs, err := filepath.Abs(dir)
 	if err == nil {
 		abs, err = filepath.EvalSymlinks(abs)
@@ -172,9 +196,7 @@ func runOnDir(ctx context.Context, dir, preset string, dryRun bool, out, errOut 
 	if err != nil {
 		return err
 	}
-	resp := ts.Call(ctx, s.ID(), name, params)
-	fmt.Fprintf(out, "%s\n", resp.JSON())
-	if !resp.OK() {
+	if !call(s, ts, repo.Blobs()) {
 		return errNotOK
 	}
 	if dryRun {
@@ -191,4 +213,20 @@ func runOnDir(ctx context.Context, dir, preset string, dryRun bool, out, errOut 
 		return fmt.Errorf("%d changes were not applied to %s (each with its reason above); fix the host, then run the tool again", len(ar.Conflicts), abs)
 	}
 	return nil
+}
+
+// runContractOnDir is runOnDir for a call of another contract than
+// vfsd's: the contract's tool runs on a session staged from dir, its
+// result body is printed, and a successful call's changes are applied
+// back to dir.
+func runContractOnDir(ctx context.Context, dir, preset, contractName string, dryRun bool, out, errOut io.Writer, name string, params json.RawMessage) error {
+	k, err := contract.Lookup(contractName)
+	if err != nil {
+		return usageError{err}
+	}
+	return onStagedDir(ctx, dir, preset, dryRun, errOut, func(s *vfs.Session, ts *tools.Toolset, blobs vfs.BlobStore) bool {
+		res := k.Call(ctx, &contract.Env{SessionID: s.ID(), Session: s, Tools: ts, Policy: ts.Policy(), Blobs: blobs}, name, params)
+		fmt.Fprintf(out, "%s\n", res.Body)
+		return !res.IsError
+	})
 }

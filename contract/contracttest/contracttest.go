@@ -7,12 +7,17 @@ package contracttest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/vfsd/vfsd/contract"
 	"github.com/vfsd/vfsd/tools/toolstest"
+	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
 
@@ -25,11 +30,27 @@ type Case struct {
 	// Files seed the session: path → content; a path ending in "/" is an
 	// empty directory.
 	Files map[string]string
+	// Symlinks seed symlinks: path → target (after Files).
+	Symlinks map[string]string
+	// Modes set permission bits (e.g. 0o444): path → mode (after Files and
+	// Symlinks).
+	Modes map[string]uint32
 	// Policy is the session's policy (nil: the contract's default, else
 	// vfsd's default).
 	Policy *policy.Policy
 	// Steps run in order on one session; most cases have one.
 	Steps []Step
+	// Host, when set, are files on the host (path → content; a path ending
+	// in "/" an empty directory) under an allow-listed root made for the
+	// case, which the session's Env.Host imports from.
+	Host map[string]string
+	// Init, when set, are the contract's session-creation options (JSON,
+	// see contract.SessionInitializer), given to the session once it is
+	// created; HostRootVar in it is replaced by the host root's path.
+	Init string
+	// WantInitError, when set, is text the error of Init must contain;
+	// the steps then run on the session as the failed Init left it.
+	WantInitError string
 }
 
 // Step is one call and its checks.
@@ -46,7 +67,8 @@ type Step struct {
 	// (objects compared recursively, arrays and scalars exactly).
 	WantBody string
 	// Check, when set, runs on the result and the session's files after the
-	// call (path → content, directories as "path/").
+	// call, as SessionFiles shows them on every transport: "/path" →
+	// content, directories as "/path/", symlinks as "-> target".
 	Check func(t testing.TB, r contract.Result, files map[string]string)
 }
 
@@ -108,13 +130,31 @@ func NewGoCaller(t *testing.T, contractName string, c Case) Caller {
 	k, err := contract.Lookup(contractName)
 	require.NoError(t, err)
 	pol := c.Policy
-	if pol == nil {
-		pol = contract.DefaultPolicyFor(k)
+	if d, ok := k.(contract.PolicyDefaulter); ok && pol == nil {
+		pol = d.DefaultPolicy()
 	}
 	env := toolstest.New(t, pol, c.Files)
-	return &goCaller{k: k, env: env, cenv: &contract.Env{
+	require.NoError(t, Seed(context.Background(), env.S, c))
+	g := &goCaller{k: k, env: env, cenv: &contract.Env{
 		SessionID: env.S.ID(), Session: env.S, Tools: env.Tools, Policy: env.Tools.Policy(), Blobs: env.Repo.Blobs(),
 	}}
+	root := ""
+	if c.Host != nil || c.Init != "" {
+		root = t.TempDir()
+		writeHostFiles(t, root, c.Host)
+		g.cenv.Host = NewImportHost(t, []string{root}, env.Tools.Policy().ASCIIOnly, env.Repo, env.S)
+	}
+	if c.Init != "" {
+		init, ok := k.(contract.SessionInitializer)
+		require.True(t, ok, "contract %s takes no session-creation options (it is not a contract.SessionInitializer)", contractName)
+		err := init.InitSession(context.Background(), g.cenv, json.RawMessage(strings.ReplaceAll(c.Init, HostRootVar, root)))
+		if c.WantInitError != "" {
+			require.ErrorContains(t, err, c.WantInitError)
+		} else {
+			require.NoError(t, err, "session options %s", c.Init)
+		}
+	}
+	return g
 }
 
 type goCaller struct {
@@ -169,4 +209,27 @@ func contains(want, got any) bool {
 		gb, _ := json.Marshal(got)
 		return string(wb) == string(gb)
 	}
+}
+
+// Seed adds a case's symlinks and modes to a session its files are in.
+func Seed(ctx context.Context, s *vfs.Session, c Case) error {
+	for _, p := range slices.Sorted(maps.Keys(c.Symlinks)) {
+		q, err := vfs.ParsePath(p)
+		if err != nil {
+			return fmt.Errorf("seed symlink %q: %w", p, err)
+		}
+		if _, err := s.Symlink(ctx, c.Symlinks[p], q); err != nil {
+			return fmt.Errorf("seed symlink %q: %w", p, err)
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(c.Modes)) {
+		q, err := vfs.ParsePath(p)
+		if err != nil {
+			return fmt.Errorf("seed mode of %q: %w", p, err)
+		}
+		if _, err := s.Chmod(ctx, q, vfs.ModeFromUnix(c.Modes[p])); err != nil {
+			return fmt.Errorf("seed mode of %q: %w", p, err)
+		}
+	}
+	return nil
 }

@@ -83,7 +83,9 @@ func TestRegisteredWithOneTool(t *testing.T) {
 	require.Contains(t, c.Prompt(), "Append = read + concatenate + write")
 	_, isDecoder := c.(contract.PolicyDecoder)
 	require.True(t, isDecoder)
-	require.True(t, contract.DefaultPolicyFor(c).DenyHidden)
+	d, ok := c.(contract.PolicyDefaulter)
+	require.True(t, ok)
+	require.True(t, d.DefaultPolicy().DenyHidden)
 }
 
 func keys(m map[string]json.RawMessage) []string {

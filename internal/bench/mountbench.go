@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/vfsd/vfsd/mount"
@@ -73,58 +75,62 @@ type MountOptions struct {
 	// before its first step: when 0, a minute on ext4 without a journal
 	// and none elsewhere (see settleTime); none when negative.
 	Settle time.Duration
-	Log    io.Writer // progress; nothing when nil
+	// Targets are the targets to run (every one that can run here when
+	// empty; native, vfsd and the loopbacks always run: the ratios are
+	// against them).
+	Targets []string
+	// Steps are the steps to run, in the workload's order whatever the
+	// order given; every step when empty.
+	Steps []string
+	// Variants add targets: vfsd's FUSE mount with other options, for A/B
+	// comparisons of its levers.
+	Variants []MountVariant
+	Log      io.Writer // progress; nothing when nil
 }
 
-// MountStep is one line of `vfsd bench mount`: the median time of one step
-// on each target, in seconds.
-type MountStep struct {
-	Step      string  `json:"step"`
-	NativeS   float64 `json:"native_s"`
-	VfsdS     float64 `json:"vfsd_s"`
-	LoopbackS float64 `json:"loopback_s"`
-	// LoopbackNoPTS is go-fuse's loopback serving every read and write
-	// itself (no passthrough), as vfsd does.
-	LoopbackNoPTS  float64  `json:"loopback_nopt_s"`
-	OverlayfsS     *float64 `json:"overlayfs_s"` // null when fuse-overlayfs is not available
-	VfsdVsLoopback float64  `json:"vfsd_vs_loopback"`
-	VfsdVsLoopNoPT float64  `json:"vfsd_vs_loopback_nopt"`
-	VfsdVsNative   float64  `json:"vfsd_vs_native"`
-	// CacheNote says how seq_read's file left the page cache.
-	CacheNote string `json:"cache_note,omitempty"`
-}
-
-// MountSummary is the last line of `vfsd bench mount`.
+// MountSummary is the last line of `vfsd bench mount`. Each step's line
+// before it is an object with "step", "<target>_s" (the median seconds)
+// for every target that ran, "<target>_vs_native" for every other target,
+// and "vfsd_vs_loopback", "vfsd_vs_loopback_nopt".
 type MountSummary struct {
-	Summary                    bool     `json:"summary"`
-	FasterThanLoopbackAllSteps bool     `json:"faster_than_loopback_all_steps"`
-	SlowerThanLoopback         []string `json:"slower_than_loopback"`
-	SeqWriteVsNative           float64  `json:"seq_write_vs_native"`
-	SeqReadVsNative            float64  `json:"seq_read_vs_native"`
-	// Totals are the sums of the step medians.
-	NativeTotalS        float64  `json:"native_total_s"`
-	VfsdTotalS          float64  `json:"vfsd_total_s"`
-	LoopbackTotalS      float64  `json:"loopback_total_s"`
-	OverlayfsTotalS     *float64 `json:"overlayfs_total_s"`
-	VfsdVsLoopbackTotal float64  `json:"vfsd_vs_loopback_total"`
-	LoopbackNoPTTotalS  float64  `json:"loopback_nopt_total_s"`
-	VfsdVsLoopNoPTTotal float64  `json:"vfsd_vs_loopback_nopt_total"`
-	// SlowerThanLoopNoPT lists the steps where vfsd was slower than the
-	// loopback without passthrough.
-	SlowerThanLoopNoPT []string `json:"slower_than_loopback_nopt"`
-	Tree               string   `json:"tree"`
-	Files              int64    `json:"files"`
-	Dirs               int64    `json:"dirs"`
-	Symlinks           int64    `json:"symlinks"`
-	Bytes              int64    `json:"bytes"`
-	GrepMatches        int      `json:"grep_matches"`
-	SedSubtree         string   `json:"sed_subtree"`
-	Repeats            int      `json:"repeats"`
-	WriteMB            int      `json:"write_mb"`
-	Creates            int      `json:"creates"`
-	VfsdConfig         any      `json:"vfsd_config"`
-	LoopbackConfig     any      `json:"loopback_config"`
-	OverlayfsConfig    any      `json:"overlayfs_config"`
+	Summary bool `json:"summary"`
+	// Targets are the targets that ran, in order; Skipped says why each
+	// left-out target was left out.
+	Targets []string          `json:"targets"`
+	Skipped map[string]string `json:"skipped"`
+	Steps   []string          `json:"steps"`
+	// GeomeanVsNative is, per target, the geometric mean over the steps of
+	// its time over native's; ContainerGeomeanVsNative the same over the
+	// container steps only (git, go build, node_modules ...).
+	GeomeanVsNative          map[string]float64 `json:"geomean_vs_native"`
+	ContainerGeomeanVsNative map[string]float64 `json:"container_geomean_vs_native,omitempty"`
+	// MaxVsNative is, per target, its worst step's ratio to native.
+	MaxVsNative map[string]float64 `json:"max_vs_native"`
+	// TotalS are the sums of the step medians.
+	TotalS map[string]float64 `json:"total_s"`
+	// SlowerThan lists, for each FUSE filesystem of vfsd's class (go-fuse
+	// loopback with and without passthrough, fuse-overlayfs), the steps
+	// where vfsd's FUSE mount was slower.
+	SlowerThan                 map[string][]string `json:"vfsd_slower_than"`
+	FasterThanLoopbackAllSteps bool                `json:"faster_than_loopback_all_steps"`
+	SlowerThanLoopback         []string            `json:"slower_than_loopback"`
+	SlowerThanLoopNoPT         []string            `json:"slower_than_loopback_nopt"`
+	SeqWriteVsNative           float64             `json:"seq_write_vs_native,omitempty"`
+	SeqReadVsNative            float64             `json:"seq_read_vs_native,omitempty"`
+	Tree                       string              `json:"tree"`
+	Files                      int64               `json:"files"`
+	Dirs                       int64               `json:"dirs"`
+	Symlinks                   int64               `json:"symlinks"`
+	Bytes                      int64               `json:"bytes"`
+	GrepMatches                int                 `json:"grep_matches"`
+	SedSubtree                 string              `json:"sed_subtree"`
+	Repeats                    int                 `json:"repeats"`
+	WriteMB                    int                 `json:"write_mb"`
+	Creates                    int                 `json:"creates"`
+	VfsdConfig                 any                 `json:"vfsd_config"`
+	LoopbackConfig             any                 `json:"loopback_config"`
+	OverlayfsConfig            any                 `json:"overlayfs_config"`
+	KernelOverlayfsConfig      string              `json:"kernel_overlayfs_config,omitempty"`
 	// Filesystem is the type of the filesystem the targets are on, and
 	// SettleS how long each round waited before its first step (see
 	// settleTime).
@@ -137,12 +143,16 @@ type MountSummary struct {
 	CPUProfilesWrittenTo string            `json:"cpu_profiles,omitempty"`
 }
 
-// Mount times the same workload — extract a source tree, walk and lstat
-// it, grep it, read it, create small files, write and read back a large
-// file, sed -i a subtree, rm -rf it — on a plain directory, on an empty vfsd
-// session mounted through FUSE, on go-fuse's loopback of a plain directory
-// and on fuse-overlayfs (when installed), in one run. It prints one JSON
-// object per step and a summary.
+// Mount times the same workload on a plain directory, on an empty vfsd
+// session mounted through FUSE (and through the kernel overlay backend
+// where it can mount), on go-fuse's loopback of a plain directory with and
+// without passthrough, on fuse-overlayfs and on kernel overlayfs, in one
+// run: the file steps (extract a source tree, walk and lstat it, grep it,
+// read it, create small files, write and read back a large file, sed -i a
+// subtree, rm -rf it) and the container steps (git clone, status, go build,
+// rg, node_modules untar, du, require, git commit, rm -rf). Rounds
+// interleave the targets step by step; it prints one JSON object per step
+// (the medians) and a summary.
 func Mount(ctx context.Context, opts MountOptions, out io.Writer) error {
 	start := time.Now()
 	if opts.Repeats <= 0 {
@@ -177,14 +187,16 @@ func Mount(ctx context.Context, opts MountOptions, out io.Writer) error {
 	defer os.RemoveAll(work)
 	w := &mountWorkload{opts: opts, work: work, tarball: filepath.Join(work, "src.tar"), grepRef: -1, sedDir: "."}
 
-	targets := []string{targetNative, targetVfsd, targetLoopback, targetLoopNoPT}
+	skipped := map[string]string{}
+	targets, err := w.chooseTargets(ctx, skipped)
+	if err != nil {
+		return fmt.Errorf("bench mount: %w", err)
+	}
 	overlayCfg := overlayfsConfig{Command: "fuse-overlayfs -o lowerdir=L,upperdir=U,workdir=W MNT (L empty); fusermount3 -u MNT"}
-	if err := w.overlayfsWorks(ctx); err != nil {
-		overlayCfg.Reason = err.Error()
-		fmt.Fprintf(opts.Log, "overlayfs: left out: %v\n", err)
+	if reason, ok := skipped[targetOverlayfs]; ok {
+		overlayCfg.Reason = reason
 	} else {
 		overlayCfg.Available = true
-		targets = append(targets, targetOverlayfs)
 	}
 	if err := checkSpace(work, scan, opts, len(targets)); err != nil {
 		return fmt.Errorf("bench mount: %w", err)
@@ -201,6 +213,9 @@ func Mount(ctx context.Context, opts MountOptions, out io.Writer) error {
 	for i := range w.block {
 		w.block[i] = byte(rnd.IntN(256))
 	}
+	if err := w.chooseSteps(ctx, skipped); err != nil {
+		return fmt.Errorf("bench mount: %w", err)
+	}
 
 	w.settle, w.fsNote = settleTime(work)
 	if opts.Settle != 0 {
@@ -212,41 +227,74 @@ func Mount(ctx context.Context, opts MountOptions, out io.Writer) error {
 		times[name] = map[string][]time.Duration{}
 	}
 	for round := range opts.Repeats {
-		if err := w.runRound(ctx, targets, round, times); err != nil {
+		// Interleave: each round runs the targets in another order.
+		order := slices.Clone(targets)
+		k := round % len(order)
+		order = append(order[k:], order[:k]...)
+		if err := w.runRound(ctx, order, round, times); err != nil {
 			return fmt.Errorf("bench mount: %w", err)
 		}
 	}
 
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
-	sum := MountSummary{Summary: true, FasterThanLoopbackAllSteps: true, SlowerThanLoopback: []string{}, SlowerThanLoopNoPT: []string{},
+	sum := MountSummary{Summary: true, Targets: targets, Skipped: skipped, Steps: w.stepNames,
+		FasterThanLoopbackAllSteps: true, SlowerThanLoopback: []string{}, SlowerThanLoopNoPT: []string{},
+		SlowerThan: map[string][]string{}, TotalS: map[string]float64{}, MaxVsNative: map[string]float64{},
 		Tree: tree, Files: w.tree.Files, Dirs: w.tree.Dirs, Symlinks: w.tree.Symlinks, Bytes: w.tree.Bytes,
 		GrepMatches: w.grepRef, SedSubtree: w.sedDir, Repeats: opts.Repeats, WriteMB: opts.WriteMB, Creates: opts.Creates,
-		VfsdConfig:      vfsdConfig{CacheTimeoutS: mount.DefaultCacheTimeout.Seconds(), Options: "mount.Options{} (defaults)", Session: "empty: snapshot.OpenLocalRepo + NewSession"},
-		LoopbackConfig:  loopbackConfig{API: "go-fuse fs.NewLoopbackRoot + fs.Mount", DirectMount: true, EntryTimeoutS: loopbackTimeout.Seconds(), AttrTimeoutS: loopbackTimeout.Seconds(), MaxWriteBytes: loopbackMaxWrite, MaxReadAhead: "kernel default", Passthrough: "loopback: every open (LoopbackFile.PassthroughFd), where the kernel allows it; loopback_nopt: none (PassthroughFd declines), the same otherwise"},
-		OverlayfsConfig: overlayCfg,
-		Workload:        w.describe(),
-		Filesystem:      w.fsNote,
-		SettleS:         w.settle.Seconds(),
-		Kernel:          kernelRelease(),
-		GOMAXPROCS:      runtime.GOMAXPROCS(0),
+		VfsdConfig:            vfsdConfig{CacheTimeoutS: mount.DefaultCacheTimeout.Seconds(), Options: w.vfsdOptionsNote(), Session: "empty: snapshot.OpenLocalRepo + NewSession"},
+		LoopbackConfig:        loopbackConfig{API: "go-fuse fs.NewLoopbackRoot + fs.Mount", DirectMount: true, EntryTimeoutS: loopbackTimeout.Seconds(), AttrTimeoutS: loopbackTimeout.Seconds(), MaxWriteBytes: loopbackMaxWrite, MaxReadAhead: "kernel default", Passthrough: "loopback: every open (LoopbackFile.PassthroughFd), where the kernel allows it; loopback_nopt: none (PassthroughFd declines), the same otherwise"},
+		OverlayfsConfig:       overlayCfg,
+		KernelOverlayfsConfig: "mount -t overlay -o lowerdir=L,upperdir=U,workdir=W (L empty, all on the run's filesystem)",
+		Workload:              w.describe(),
+		Filesystem:            w.fsNote,
+		SettleS:               w.settle.Seconds(),
+		Kernel:                kernelRelease(),
+		GOMAXPROCS:            runtime.GOMAXPROCS(0),
 	}
-	var totals = map[string]time.Duration{}
-	for _, step := range mountSteps {
+	logRatios := map[string]float64{}
+	containerLogRatios := map[string]float64{}
+	containerN := 0
+	totals := map[string]time.Duration{}
+	for _, step := range w.stepNames {
 		med := map[string]time.Duration{}
 		for _, name := range targets {
 			med[name] = medianDur(times[name][step])
 			totals[name] += med[name]
 		}
-		line := MountStep{Step: step, NativeS: secs(med[targetNative]), VfsdS: secs(med[targetVfsd]), LoopbackS: secs(med[targetLoopback]),
-			VfsdVsLoopback: ratio(med[targetVfsd], med[targetLoopback]), VfsdVsNative: ratio(med[targetVfsd], med[targetNative]),
-			LoopbackNoPTS: secs(med[targetLoopNoPT]), VfsdVsLoopNoPT: ratio(med[targetVfsd], med[targetLoopNoPT])}
-		if d, ok := med[targetOverlayfs]; ok {
-			v := secs(d)
-			line.OverlayfsS = &v
+		line := orderedObject{{"step", step}}
+		for _, name := range targets {
+			line = append(line, field{name + "_s", secs(med[name])})
+		}
+		isContainer := slices.Contains(containerSteps, step)
+		if isContainer {
+			containerN++
+		}
+		for _, name := range targets {
+			if name == targetNative {
+				continue
+			}
+			r := ratio(med[name], med[targetNative])
+			line = append(line, field{name + "_vs_native", r})
+			lr := math.Log(max(float64(med[name]), 1) / max(float64(med[targetNative]), 1))
+			logRatios[name] += lr
+			if isContainer {
+				containerLogRatios[name] += lr
+			}
+			sum.MaxVsNative[name] = max(sum.MaxVsNative[name], r)
+		}
+		for _, peer := range []string{targetLoopback, targetLoopNoPT, targetOverlayfs} {
+			if _, ok := med[peer]; !ok {
+				continue
+			}
+			line = append(line, field{"vfsd_vs_" + peer, ratio(med[targetVfsd], med[peer])})
+			if med[targetVfsd] >= med[peer] {
+				sum.SlowerThan[peer] = append(sum.SlowerThan[peer], step)
+			}
 		}
 		if step == stepSeqRead {
-			line.CacheNote = w.cacheNote()
+			line = append(line, field{"cache_note", w.cacheNote()})
 		}
 		if med[targetVfsd] >= med[targetLoopback] {
 			sum.FasterThanLoopbackAllSteps = false
@@ -257,22 +305,27 @@ func Mount(ctx context.Context, opts MountOptions, out io.Writer) error {
 		}
 		switch step {
 		case stepSeqWrite:
-			sum.SeqWriteVsNative = line.VfsdVsNative
+			sum.SeqWriteVsNative = ratio(med[targetVfsd], med[targetNative])
 		case stepSeqRead:
-			sum.SeqReadVsNative = line.VfsdVsNative
+			sum.SeqReadVsNative = ratio(med[targetVfsd], med[targetNative])
 		}
 		if err := enc.Encode(line); err != nil {
 			return err
 		}
 	}
-	sum.NativeTotalS, sum.VfsdTotalS, sum.LoopbackTotalS = secs(totals[targetNative]), secs(totals[targetVfsd]), secs(totals[targetLoopback])
-	if d, ok := totals[targetOverlayfs]; ok {
-		v := secs(d)
-		sum.OverlayfsTotalS = &v
+	sum.GeomeanVsNative = map[string]float64{}
+	for name, l := range logRatios {
+		sum.GeomeanVsNative[name] = round(math.Exp(l / float64(len(w.stepNames))))
 	}
-	sum.VfsdVsLoopbackTotal = ratio(totals[targetVfsd], totals[targetLoopback])
-	sum.LoopbackNoPTTotalS = secs(totals[targetLoopNoPT])
-	sum.VfsdVsLoopNoPTTotal = ratio(totals[targetVfsd], totals[targetLoopNoPT])
+	if containerN > 0 {
+		sum.ContainerGeomeanVsNative = map[string]float64{}
+		for name, l := range containerLogRatios {
+			sum.ContainerGeomeanVsNative[name] = round(math.Exp(l / float64(containerN)))
+		}
+	}
+	for name, d := range totals {
+		sum.TotalS[name] = secs(d)
+	}
 	if opts.CPUProfile != "" {
 		sum.CPUProfilesWrittenTo = opts.CPUProfile + "-<target>-<step>.pprof"
 	}

@@ -64,7 +64,7 @@ func (w *mountWorkload) runRound(ctx context.Context, targets []string, round in
 			return ctx.Err()
 		}
 	}
-	for k := range mountSteps {
+	for k := range w.stepNames {
 		for i, t := range ts {
 			st := steps[i][k]
 			d, err := w.runStep(t, st, round)
@@ -130,8 +130,25 @@ func (w *mountWorkload) profile(target, step string, round int) (stop func() err
 	}, nil
 }
 
-// steps returns the workload on target t.
+// steps returns the steps of w.stepNames on target t, in order.
 func (w *mountWorkload) steps(ctx context.Context, t *target) []mountStep {
+	all := w.fileSteps(ctx, t)
+	if w.container != nil {
+		all = append(all, w.containerSteps(ctx, t, w.container)...)
+	}
+	var out []mountStep
+	for _, name := range w.stepNames {
+		for _, st := range all {
+			if st.name == name {
+				out = append(out, st)
+			}
+		}
+	}
+	return out
+}
+
+// fileSteps returns the file workload on target t.
+func (w *mountWorkload) fileSteps(ctx context.Context, t *target) []mountStep {
 	src := filepath.Join(t.dir, srcName)
 	creates := filepath.Join(t.dir, createsDir)
 	seq := filepath.Join(t.dir, seqFile)
@@ -206,6 +223,22 @@ func (w *mountWorkload) steps(ctx context.Context, t *target) []mountStep {
 // describe says what each step runs, T standing for the target's
 // directory.
 func (w *mountWorkload) describe() map[string]string {
+	d := w.describeFiles()
+	if w.container != nil {
+		for k, v := range w.container.describe() {
+			d[k] = v
+		}
+	}
+	for k := range d {
+		if !slices.Contains(w.stepNames, k) {
+			delete(d, k)
+		}
+	}
+	return d
+}
+
+// describeFiles says what each file step runs.
+func (w *mountWorkload) describeFiles() map[string]string {
 	return map[string]string{
 		stepUntar:        "tar --no-same-owner -C T -xf src.tar (" + srcName + "/ of the tree, packed once outside the targets)",
 		stepWalkStat:     "filepath.WalkDir(T/" + srcName + ") and os.Lstat of every entry",

@@ -57,6 +57,10 @@ type mountWorkload struct {
 	grepRef int           // rg's matching lines on the first target; -1 before
 	settle  time.Duration // wait before each round's first step
 	fsNote  string        // the filesystem, and why the wait
+	// stepNames are the steps that run, in order; container is the
+	// container steps' fixture (nil when they do not run).
+	stepNames []string
+	container *containerFixture
 	// cacheIssues records where seq_read's page cache drop failed.
 	cacheIssues []string
 }
@@ -102,13 +106,47 @@ func (w *mountWorkload) newTarget(ctx context.Context, name string, round int) (
 		return dirs, nil
 	}
 	t.closers = append(t.closers, func() error { return os.RemoveAll(root) })
-	switch name {
+	kind := name
+	if _, ok := w.variant(name); ok {
+		kind = targetVfsd // an A/B variant of vfsd's FUSE mount
+	}
+	switch kind {
 	case targetNative:
 		dirs, err := mkdirs("dir")
 		if err != nil {
 			return t, err
 		}
 		t.dir = dirs[0]
+	case targetKernelOverlay:
+		dirs, err := mkdirs("lower", "upper", "work", "mnt")
+		if err != nil {
+			return t, err
+		}
+		unmount, err := mountKernelOverlay(dirs[0], dirs[1], dirs[2], dirs[3])
+		if err != nil {
+			return t, err
+		}
+		t.closers = append(t.closers, unmount)
+		t.dir, t.backing = dirs[3], dirs[1]
+	case targetVfsdOverlay:
+		dirs, err := mkdirs("state", "mnt")
+		if err != nil {
+			return t, err
+		}
+		repo, err := snapshot.OpenLocalRepo(ctx, dirs[0], snapshot.RepoOptions{})
+		if err != nil {
+			return t, fmt.Errorf("open repo: %w", err)
+		}
+		t.closers = append(t.closers, repo.Close)
+		if t.session, err = repo.NewSession(ctx, snapshot.SessionOptions{ID: "bench-mount"}); err != nil {
+			return t, fmt.Errorf("new session: %w", err)
+		}
+		unmount, err := OverlayBackend(ctx, repo, t.session, dirs[1])
+		if err != nil {
+			return t, err
+		}
+		t.closers = append(t.closers, unmount)
+		t.dir = dirs[1]
 	case targetVfsd:
 		dirs, err := mkdirs("state", "mnt")
 		if err != nil {
@@ -122,7 +160,8 @@ func (w *mountWorkload) newTarget(ctx context.Context, name string, round int) (
 		if t.session, err = repo.NewSession(ctx, snapshot.SessionOptions{ID: "bench-mount"}); err != nil {
 			return t, fmt.Errorf("new session: %w", err)
 		}
-		m, err := mount.New(t.session, dirs[1], mount.Options{})
+		mo, _ := w.variant(name)
+		m, err := mount.New(t.session, dirs[1], mo)
 		if err != nil {
 			return t, err
 		}

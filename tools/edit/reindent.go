@@ -95,3 +95,9 @@ func only(s string, c byte) bool {
 	}
 	return true
 }
+
+// Reindent rewrites the leading white space of every non-empty line of s
+// so that the indentation from (old_string's) becomes to (the file's), by
+// the rule in the package documentation: what edit_file does to
+// new_string after a whitespace-insensitive match.
+func Reindent(s, from, to string) string { return reindent(s, from, to) }

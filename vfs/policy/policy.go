@@ -40,8 +40,12 @@ const (
 
 // Policy is what a session's tools may do.
 type Policy struct {
-	// Name is the preset the policy came from, or "custom".
+	// Name is the preset the policy came from, or "custom" (or the name a
+	// policy object gave itself; see Decode).
 	Name string `json:"name"`
+	// Base is the preset a policy object started from (see Decode); empty
+	// for the presets themselves.
+	Base string `json:"base,omitempty"`
 	// AllowedOps lists the tool operations allowed (read_file, grep, ...);
 	// empty allows every operation.
 	AllowedOps []string `json:"allowed_ops,omitempty"`
@@ -83,6 +87,7 @@ type Caps struct {
 	MaxEditReplacements int64 `json:"max_edit_replacements,omitempty"` // replacements one edit makes
 	MaxEntries          int64 `json:"max_entries,omitempty"`           // entries one listing returns
 	MaxDepth            int64 `json:"max_depth,omitempty"`             // segments in a path
+	MaxWalkDepth        int64 `json:"max_walk_depth,omitempty"`        // levels one walk descends below its root (x07 fs.max_depth)
 	MaxSegmentLen       int64 `json:"max_segment_len,omitempty"`       // bytes in one path segment
 	MaxSessionBytes     int64 `json:"max_session_bytes,omitempty"`     // total file bytes in the session
 	MaxSessionFiles     int64 `json:"max_session_files,omitempty"`     // files, directories and symlinks in the session
