@@ -380,7 +380,9 @@ func (k *call) readFile() (any, string, error) {
 	if err := k.checkPath(raw, false); err != nil {
 		return nil, "", err
 	}
-	args := map[string]any{"path": raw, "output_mode": mode}
+	// A byte range from 0 (not vfsd's default page of lines): AOS reads
+	// the whole file, or a blob when it is over the inline limit.
+	args := map[string]any{"path": raw, "output_mode": mode, "offset_bytes": 0}
 	if k.p.OffsetBytes != nil {
 		args["offset_bytes"] = *k.p.OffsetBytes
 	}

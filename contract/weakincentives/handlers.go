@@ -219,7 +219,7 @@ func readFile(ctx context.Context, env *contract.Env, p *ReadFile) (string, any,
 	if err != nil {
 		return "", nil, err
 	}
-	r, err := call(ctx, env, "read_file", map[string]any{"path": path.String(), "encoding": "bytes"})
+	r, err := call(ctx, env, "read_file", map[string]any{"path": path.String(), "encoding": "bytes", "offset_bytes": 0})
 	if err != nil {
 		return "", nil, err
 	}
