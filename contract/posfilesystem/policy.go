@@ -41,26 +41,30 @@ const (
 // readOnlyOps are the vfsd operations of the read-only actions.
 var readOnlyOps = []string{"read_file", "list_directory", "exists"}
 
-// vfsdPolicyFields are the fields of vfsd's own policy JSON, which a
-// pos_filesystem policy may also set.
-func vfsdPolicyFields() []string {
-	return []string{"name", "allowed_ops", "read_roots", "write_roots", "deny_hidden", "ascii_only",
-		"reject_dot_dot", "symlinks", "numeric_codes", "caps"}
-}
-
-// DecodePolicy turns a pos_filesystem policy object into vfsd's policy,
-// starting from DefaultPolicy. It takes the contract's fields
-// (hidden_file_access, read_only, max_size_mb) and vfsd's own policy
-// fields; any other field is an error that names it.
+// DecodePolicy turns a pos_filesystem policy into vfsd's policy. A preset's
+// name (a JSON string) is that preset ("pos_filesystem" is DefaultPolicy).
+// An object takes the contract's fields (hidden_file_access, read_only,
+// max_size_mb) and vfsd's own (policy.Decode: "base", roots, caps, ...);
+// without a "base" it starts from DefaultPolicy. Decoding is strict: any
+// other field is an error that names it.
 func DecodePolicy(raw json.RawMessage) (*policy.Policy, error) {
-	pol := DefaultPolicy()
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return pol, nil
+		return DefaultPolicy(), nil
+	}
+	if raw[0] == '"' {
+		var name string
+		if err := json.Unmarshal(raw, &name); err != nil {
+			return nil, fmt.Errorf("pos_filesystem policy: %w", err)
+		}
+		if name == PolicyName {
+			return DefaultPolicy(), nil
+		}
+		return policy.Preset(name)
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("pos_filesystem policy: not a JSON object: %w", err)
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, errors.New("pos_filesystem policy: not a JSON object (or a preset's name as a string)")
 	}
 	var hidden string
 	var readOnly bool
@@ -81,23 +85,24 @@ func DecodePolicy(raw json.RawMessage) (*policy.Policy, error) {
 			return nil, fmt.Errorf("pos_filesystem policy: field %q: %w", f.name, err)
 		}
 	}
-	if _, ok := m["deny_hidden"]; ok && hidden != "" {
+	_, denyHiddenGiven := m["deny_hidden"]
+	if denyHiddenGiven && given[FieldHiddenFileAccess] {
 		return nil, errors.New(`pos_filesystem policy: give hidden_file_access or deny_hidden, not both`)
 	}
-	if len(m) > 0 {
-		rest, err := json.Marshal(m)
-		if err != nil {
-			return nil, fmt.Errorf("pos_filesystem policy: %w", err)
+	rest, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("pos_filesystem policy: %w", err)
+	}
+	pol, err := policy.Decode(rest)
+	if err != nil {
+		msg := err.Error()
+		if strings.Contains(msg, "unknown field") {
+			msg += fmt.Sprintf("; pos_filesystem also takes %s, %s and %s", FieldHiddenFileAccess, FieldReadOnly, FieldMaxSizeMB)
 		}
-		dec := json.NewDecoder(bytes.NewReader(rest))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(pol); err != nil {
-			if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-				return nil, fmt.Errorf("pos_filesystem policy: unknown field %s; use %s, %s, %s or a vfsd policy field (%s)",
-					field, FieldHiddenFileAccess, FieldReadOnly, FieldMaxSizeMB, strings.Join(vfsdPolicyFields(), ", "))
-			}
-			return nil, fmt.Errorf("pos_filesystem policy: %w", err)
-		}
+		return nil, errors.New("pos_filesystem policy: " + msg)
+	}
+	if _, based := m["base"]; !based && !denyHiddenGiven {
+		pol.DenyHidden = true // the contract's default: "Prevents ... Hidden file access"
 	}
 	switch hidden {
 	case "":
@@ -119,10 +124,10 @@ func DecodePolicy(raw json.RawMessage) (*policy.Policy, error) {
 		if len(pol.AllowedOps) > 0 {
 			ops = slices.DeleteFunc(slices.Clone(readOnlyOps), func(op string) bool { return !slices.Contains(pol.AllowedOps, op) })
 		}
-		pol.AllowedOps = ops
 		if len(ops) == 0 {
 			return nil, errors.New("pos_filesystem policy: read_only with allowed_ops that allow no read action leaves the tool nothing to do")
 		}
+		pol.AllowedOps = ops
 	}
 	if err := pol.Validate(); err != nil {
 		return nil, fmt.Errorf("pos_filesystem policy: %w", err)

@@ -210,6 +210,13 @@ func TestDecodePolicy(t *testing.T) {
 			require.True(t, p.DenyHidden)
 			require.Equal(t, posfilesystem.PolicyName, p.Name)
 		}},
+		{name: "the contract's name", raw: `"pos_filesystem"`, check: func(t *testing.T, p *policy.Policy) { require.Equal(t, posfilesystem.DefaultPolicy(), p) }},
+		{name: "a preset", raw: `"x07"`, check: func(t *testing.T, p *policy.Policy) { require.Equal(t, "x07", p.Name) }},
+		{name: "an object denies hidden files", raw: `{"read_roots":["src"]}`, check: func(t *testing.T, p *policy.Policy) { require.True(t, p.DenyHidden) }},
+		{name: "a base is taken as it is", raw: `{"base":"aos"}`, check: func(t *testing.T, p *policy.Policy) {
+			require.False(t, p.DenyHidden)
+			require.Equal(t, policy.SymlinksAllow, p.Symlinks)
+		}},
 		{name: "hidden allowed", raw: `{"hidden_file_access":"allow"}`, check: func(t *testing.T, p *policy.Policy) { require.False(t, p.DenyHidden) }},
 		{name: "hidden denied", raw: `{"hidden_file_access":"deny"}`, check: func(t *testing.T, p *policy.Policy) { require.True(t, p.DenyHidden) }},
 		{name: "hidden bad value", raw: `{"hidden_file_access":"sometimes"}`, err: `hidden_file_access must be "deny" or "allow"`},
@@ -228,10 +235,12 @@ func TestDecodePolicy(t *testing.T) {
 			require.NotZero(t, p.Caps.MaxInlineBytes, "caps merge into the default's")
 		}},
 		{name: "unknown field", raw: `{"project_root":"/srv"}`, err: `unknown field "project_root"`},
-		{name: "unknown cap", raw: `{"caps":{"max_everything":1}}`, err: `unknown field "max_everything"`},
+		{name: "unknown field names pos's", raw: `{"project_root":"/srv"}`, err: "pos_filesystem also takes hidden_file_access, read_only and max_size_mb"},
+		{name: "unknown cap", raw: `{"caps":{"max_everything":1}}`, err: `unknown field "caps.max_everything"`},
 		{name: "both hidden fields", raw: `{"hidden_file_access":"allow","deny_hidden":true}`, err: "not both"},
 		{name: "bad symlinks", raw: `{"symlinks":"sometimes"}`, err: "unknown symlink policy"},
 		{name: "not an object", raw: `[1]`, err: "not a JSON object"},
+		{name: "unknown preset", raw: `"strict"`, err: "unknown policy preset"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := posfilesystem.DecodePolicy(json.RawMessage(tc.raw))
