@@ -38,7 +38,6 @@ func contractOptions(k contract.Contract, raw json.RawMessage) (json.RawMessage,
 	return json.RawMessage(bytes.Clone(trimmed)), nil
 }
 
-
 // initContract gives session e's contract its session options, if it is
 // a contract.SessionInitializer: on the fresh session s with toolset ts
 // (not yet published, at creation) or on e's own (after a reset, holding
