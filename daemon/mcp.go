@@ -55,7 +55,7 @@ func (d *Daemon) mcpHandler(e *entry, profile string) (http.Handler, error) {
 	if h := m.handlers[profile]; h != nil {
 		return h, nil
 	}
-	srv, err := mcpserver.NewServer(mcpserver.ToolsetBackend(e.ts, e.id), mcpserver.Options{
+	srv, err := mcpserver.NewServer(settlingBackend{mcpserver.ToolsetBackend(e.ts, e.id), d, e}, mcpserver.Options{
 		Profile: profile, Version: d.cfg.Version, Logger: d.log})
 	if err != nil {
 		return nil, apiErr(api.CodeInternal, "session %s: the MCP server of profile %s: %v", e.id, profile, err)

@@ -32,6 +32,9 @@ func (d *Daemon) handleToolCall(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	name := r.PathValue("name")
+	if err := d.settle(r.Context(), e); err != nil {
+		return err
+	}
 	start := time.Now()
 	resp := e.ts.Call(r.Context(), e.id, name, json.RawMessage(params))
 	d.metrics.toolCall(name, string(resp.Status()), time.Since(start))
