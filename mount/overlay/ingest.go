@@ -472,7 +472,12 @@ func (in *ingester) data(e *upperEntry, n vfs.Node, ok bool, perm fs.FileMode, o
 		return err
 	}
 	defer f.Close()
-	res, err := in.m.s.WriteFile(in.ctx, e.p, vfs.NewSparseReader(f, e.st.Size), vfs.WriteOptions{Perm: perm, Owner: owner})
+	// The blob is stored without an fsync of its own: the upper file holds
+	// the content until the mount goes, and Sync and Unmount sync the
+	// store once.
+	in.m.unsynced = true
+	res, err := in.m.s.WriteFile(in.ctx, e.p, vfs.NewSparseReader(f, e.st.Size),
+		vfs.WriteOptions{Perm: perm, Owner: owner, DeferredBlob: true})
 	if err != nil {
 		return err
 	}

@@ -113,8 +113,9 @@ func syncDir(dir string) error {
 
 // metaJob is one non-directory node to write.
 type metaJob struct {
-	p vfs.Path
-	n vfs.Node
+	p     vfs.Path
+	n     vfs.Node
+	group []metaJob // the files of directory p, for a job per directory
 }
 
 // writeMeta writes tree under dir (which exists and stands for the root):
@@ -128,14 +129,14 @@ func writeMeta(ctx context.Context, tree vfs.Tree, dir string, def vfs.Owner) (i
 	err := tree.Walk(vfs.Root, func(p vfs.Path, n vfs.Node) error {
 		switch {
 		case n.IsDir():
-			dirs = append(dirs, metaJob{p, n})
+			dirs = append(dirs, metaJob{p: p, n: n})
 		case n.Nlink > 1 && first[n.Ino]:
-			links = append(links, metaJob{p, n})
+			links = append(links, metaJob{p: p, n: n})
 		default:
 			if n.Nlink > 1 {
 				first[n.Ino] = true
 			}
-			files = append(files, metaJob{p, n})
+			files = append(files, metaJob{p: p, n: n})
 		}
 		return nil
 	})
@@ -150,7 +151,25 @@ func writeMeta(ctx context.Context, tree vfs.Tree, dir string, def vfs.Owner) (i
 			return 0, err
 		}
 	}
-	if err := parallel(ctx, files, func(j metaJob) error { return writeNode(dir, j.p, j.n, def) }); err != nil {
+	// One directory per job: creating files in one directory from several
+	// threads only contends for its lock.
+	var groups []metaJob
+	for i := 0; i < len(files); {
+		j := i
+		for j < len(files) && files[j].p.Parent() == files[i].p.Parent() {
+			j++
+		}
+		groups = append(groups, metaJob{p: files[i].p.Parent(), group: files[i:j]})
+		i = j
+	}
+	if err := parallel(ctx, groups, func(g metaJob) error {
+		for _, j := range g.group {
+			if err := writeNode(dir, j.p, j.n, def); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
 		return 0, err
 	}
 	names := map[uint64]string{}
@@ -174,7 +193,7 @@ func writeMeta(ctx context.Context, tree vfs.Tree, dir string, def vfs.Owner) (i
 // parallel runs fn on every job with GOMAXPROCS goroutines; the first error
 // stops it.
 func parallel(ctx context.Context, jobs []metaJob, fn func(metaJob) error) error {
-	workers := min(runtime.GOMAXPROCS(0)*2, max(1, len(jobs)/64))
+	workers := min(runtime.GOMAXPROCS(0)*2, len(jobs))
 	if workers <= 1 {
 		for _, j := range jobs {
 			if err := fn(j); err != nil {

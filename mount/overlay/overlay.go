@@ -75,6 +75,7 @@ type Mount struct {
 	lastIngest IngestReport
 	hashed     map[vfs.Path]fileID
 	stale      bool // the session was restored: the lower layers are not its state
+	unsynced   bool // ingest stored blobs the store has not synced yet
 	closed     bool
 	cancel     func()
 	failures   atomic.Int64
@@ -293,8 +294,11 @@ func (m *Mount) Ingest(ctx context.Context) (IngestReport, error) {
 }
 
 // Sync makes the session hold everything the mount acknowledged: it
-// flushes the overlay's filesystem (syncfs) and ingests. Snapshots, diffs
-// and tool calls call it first.
+// ingests, and makes the blobs it stored durable. Snapshots, diffs,
+// applies and tool calls call it first. Content programs write reaches the
+// upper directory through the page cache, so what a write(2) returned is
+// seen without flushing the overlay; programs that need it on disk fsync,
+// as anywhere.
 func (m *Mount) Sync(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -304,11 +308,22 @@ func (m *Mount) Sync(ctx context.Context) error {
 	if err := m.rebaseIfStale(ctx); err != nil {
 		return err
 	}
-	if err := syncDir(m.dir); err != nil {
-		return fmt.Errorf("sync the overlay at %s: %w", m.dir, err)
+	if _, err := m.ingestLocked(ctx); err != nil {
+		return err
 	}
-	_, err := m.ingestLocked(ctx)
-	return err
+	return m.syncStoreLocked(ctx)
+}
+
+// syncStoreLocked makes the blobs ingest stored durable. m.mu is held.
+func (m *Mount) syncStoreLocked(ctx context.Context) error {
+	if !m.unsynced {
+		return nil
+	}
+	if err := m.repo.Blobs().Sync(ctx); err != nil {
+		return fmt.Errorf("overlay mount %s: sync the blobs ingested: %w", m.dir, err)
+	}
+	m.unsynced = false
+	return nil
 }
 
 // Unmount ingests the mount's changes and unmounts it, then removes its
@@ -328,6 +343,9 @@ func (m *Mount) Unmount() error {
 		uerr := unix.Unmount(m.dir, 0)
 		if err == nil {
 			_, err = m.ingestLocked(ctx)
+		}
+		if err == nil {
+			err = m.syncStoreLocked(ctx)
 		}
 		if uerr != nil {
 			uerr = unix.Unmount(m.dir, unix.MNT_DETACH)
