@@ -27,8 +27,10 @@ import (
 // it unmounts at t's cleanup, and skips t where the backend cannot mount.
 type Factory func(t *testing.T) (*vfs.Session, mount.Backend)
 
-// Run runs the suite against the backend mk mounts.
-func Run(t *testing.T, mk Factory) {
+// Run runs the suite against the backend mk mounts. known names checks
+// the backend is known to fail, with the reason (an issue to fix): they
+// are skipped with it.
+func Run(t *testing.T, mk Factory, known map[string]string) {
 	for _, c := range []struct {
 		name string
 		root bool
@@ -43,6 +45,9 @@ func Run(t *testing.T, mk Factory) {
 		{"ToolChangesSeen", false, toolChangesSeen},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if reason, ok := known[c.name]; ok {
+				t.Skip("known failure: " + reason)
+			}
 			if c.root && os.Geteuid() != 0 {
 				t.Skip("needs root (chown, mknod)")
 			}
@@ -160,7 +165,7 @@ func tarRoundTrip(t *testing.T, s *vfs.Session, b mount.Backend) {
 		t.Skip("tar is not installed")
 	}
 	src := t.TempDir()
-	sh(t, src, `mkdir -p a/b && echo hello > a/b/f && ln -s b/f a/sym &&
+	sh(t, src, `mkdir -p a/b && echo hello > a/b/f && ln a/b/f a/hard && ln -s b/f a/sym &&
 		chown 1001:1002 a/b/f && chmod 4750 a/b/f && chmod 1775 a && mkfifo a/p &&
 		touch -d @1234567890 a/b/f a/p`)
 	arch := filepath.Join(t.TempDir(), "a.tar")

@@ -14,5 +14,5 @@ func TestConformance(t *testing.T) {
 	mounttest.Run(t, func(t *testing.T) (*vfs.Session, mount.Backend) {
 		e := newEnv(t)
 		return e.s, e.mount(t)
-	})
+	}, nil)
 }
