@@ -259,3 +259,21 @@ func TestTakeOverAfterCrash(t *testing.T) {
 	require.NoError(t, syscall.Statfs(m3.Dir(), &st))
 	require.EqualValues(t, 0x794c7630, st.Type, "an overlayfs")
 }
+
+func TestReadOnlyMount(t *testing.T) {
+	requireOverlay(t)
+	e := newEnv(t)
+	e.write(t, "a.txt", "alpha")
+	opts := e.opts()
+	opts.ReadOnly = true
+	dir := filepath.Join(e.root, "ro")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	m, err := overlay.New(context.Background(), e.repo, e.s, dir, opts)
+	require.NoError(t, err)
+	defer m.Unmount()
+	b, err := os.ReadFile(filepath.Join(dir, "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "alpha", string(b))
+	require.ErrorIs(t, os.WriteFile(filepath.Join(dir, "b.txt"), nil, 0o644), syscall.EROFS)
+	require.NoError(t, m.Sync(context.Background()))
+}
