@@ -97,9 +97,23 @@ type MountRequest struct {
 	// the daemon's user may, whatever owners and modes say. Ignored with
 	// allow_other.
 	NoDefaultPermissions bool `json:"no_default_permissions,omitempty"`
+	// Backend is how the session is served: "fuse" (the default; any
+	// user, live and coherent), "overlay" (the kernel's overlayfs over the
+	// blob store: native speed, root and Linux 6.5+ only; the kernel's
+	// changes are ingested at snapshot, diff, apply, unmount and before
+	// tool calls) or "auto" (overlay where the daemon can mount it and no
+	// uid/gid mapping is asked, FUSE otherwise).
+	Backend string `json:"backend,omitempty"`
 }
 
-// FuseMount is a session's FUSE mount.
+// The mount backends (MountRequest.Backend, FuseMount.Backend).
+const (
+	BackendFUSE    = "fuse"
+	BackendOverlay = "overlay"
+	BackendAuto    = "auto"
+)
+
+// FuseMount is a session's mount (FUSE or kernel overlay: see Backend).
 type FuseMount struct {
 	Dir        string `json:"dir"`
 	ReadOnly   bool   `json:"read_only,omitempty"`
@@ -113,6 +127,9 @@ type FuseMount struct {
 	// kernel's checks (mounts recorded before it existed had them only
 	// with AllowOther; they get them now).
 	NoDefaultPermissions bool `json:"no_default_permissions,omitempty"`
+	// Backend is the backend serving it: "overlay", or "fuse" (also when
+	// empty: mounts recorded before backends).
+	Backend string `json:"backend,omitempty"`
 }
 
 // Event is one notice on a session's event stream (data of an SSE

@@ -27,6 +27,9 @@ func (d *Daemon) handleApply(w http.ResponseWriter, r *http.Request) error {
 	}
 	e.hostMu.Lock()
 	defer e.hostMu.Unlock()
+	if err := d.settle(r.Context(), e); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	base, mounts := e.meta.Import, e.meta.Mounts
 	e.mu.Unlock()

@@ -81,8 +81,8 @@ type entry struct {
 
 	mu   sync.Mutex // guards meta, fuse and gone, and saving meta
 	meta *sessionMeta
-	fuse map[string]*mount.Mount
-	gone bool // closed: nothing may be mounted or saved any more
+	fuse map[string]mount.Backend // FUSE and overlay mounts, by directory
+	gone bool                     // closed: nothing may be mounted or saved any more
 
 	// Set once the session exists; read under Daemon.mu.
 	s  *vfs.Session
@@ -237,7 +237,7 @@ func (d *Daemon) recover(ctx context.Context) error {
 }
 
 func newEntry(id string, pol *policy.Policy, m *sessionMeta, k contract.Contract) *entry {
-	e := &entry{id: id, pol: pol, meta: m, done: make(chan struct{}), fuse: make(map[string]*mount.Mount),
+	e := &entry{id: id, pol: pol, meta: m, done: make(chan struct{}), fuse: make(map[string]mount.Backend),
 		uid: m.UID, lineage: m.Lineage, k: k, toolNames: map[string]bool{}}
 	for _, t := range k.Tools() {
 		e.toolNames[t.Name] = true

@@ -43,6 +43,9 @@ func (d *Daemon) sessionSource(ctx context.Context, p *principal, e *entry, ref 
 	e.mu.Unlock()
 	switch ref {
 	case "live":
+		if err := d.settle(ctx, e); err != nil {
+			return snapshot.Source{}, "", err
+		}
 		return snapshot.Source{Session: e.s}, "live", nil
 	case "base", "import":
 		id := base

@@ -36,6 +36,13 @@ func (d *Daemon) handleMount(w http.ResponseWriter, r *http.Request) error {
 	noDP := req.NoDefaultPermissions && !req.AllowOther
 	fm := api.FuseMount{Dir: filepath.Clean(req.Dir), ReadOnly: req.ReadOnly, AllowOther: req.AllowOther,
 		DefaultPermissions: !noDP, NoDefaultPermissions: noDP, UID: req.UID, GID: req.GID}
+	backend, err := chooseBackend(req)
+	if err != nil {
+		return err
+	}
+	if backend == api.BackendOverlay {
+		fm.Backend = backend
+	}
 	if fi, err := os.Stat(fm.Dir); err != nil || !fi.IsDir() {
 		return apiErr(api.CodeInvalidInput, "cannot mount at %s: it is not an existing directory; create it first", fm.Dir)
 	}
@@ -117,6 +124,9 @@ func (d *Daemon) mountFuse(e *entry, fm api.FuseMount) error {
 		return errClosed(e.id)
 	}
 	fm.DefaultPermissions = !fm.NoDefaultPermissions || fm.AllowOther // records from before the field
+	if fm.Backend == api.BackendOverlay {
+		return d.mountOverlay(e, fm)
+	}
 	m, err := mount.New(e.s, fm.Dir, mount.Options{ReadOnly: fm.ReadOnly, AllowOther: fm.AllowOther,
 		NoDefaultPermissions: !fm.DefaultPermissions, UID: fm.UID, GID: fm.GID})
 	if err != nil {
@@ -155,7 +165,7 @@ func (d *Daemon) remount(e *entry) {
 	e.mu.Unlock()
 	var failed []string
 	for _, fm := range wanted {
-		if stale, _ := vfsdMountAt(fm.Dir); stale {
+		if stale, _ := vfsdMountAt(fm.Dir); stale && fm.Backend != api.BackendOverlay {
 			_ = syscall.Unmount(fm.Dir, syscall.MNT_DETACH)
 		}
 		if err := d.mountFuse(e, fm); err != nil {

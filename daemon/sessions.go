@@ -236,6 +236,9 @@ func (d *Daemon) startingPoint(ctx context.Context, req api.CreateSessionRequest
 		}
 		m.Base = snap.ID
 	case src != nil:
+		if err := d.settle(ctx, src); err != nil {
+			return nil, err
+		}
 		snap, err := d.repo.Snapshot(ctx, src.s, "fork")
 		if err != nil {
 			return nil, fmt.Errorf("fork %s: %w", src.id, err)

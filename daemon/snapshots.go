@@ -137,6 +137,9 @@ func (d *Daemon) handleCreateSnapshot(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	return respondWithProgress(w, r, http.StatusCreated, func(progress progressFunc) (any, error) {
+		if err := d.settle(r.Context(), e); err != nil {
+			return nil, err
+		}
 		snap, err := d.repo.Snapshot(progress.seals(r.Context()), e.s, req.Label)
 		if err != nil {
 			return nil, err

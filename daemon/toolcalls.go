@@ -42,6 +42,13 @@ func lookupContract(name string) (contract.Contract, error) {
 // in the contract's shape.
 func (d *Daemon) callTool(ctx context.Context, e *entry, name string, params json.RawMessage, transport string) contract.Result {
 	start := time.Now()
+	// What programs changed through the session's mounts (an overlay's
+	// upper directory) is taken in first: the call sees it, and its own
+	// changes never race the mount's.
+	if err := d.settle(ctx, e); err != nil {
+		body, _ := json.Marshal(map[string]string{"status": "error", "error_code": "internal", "summary_text": err.Error()})
+		return contract.Result{Body: body, Text: err.Error(), Status: "internal", IsError: true}
+	}
 	before := e.s.Info().Seq
 	res := e.k.Call(ctx, d.contractEnv(e), name, params)
 	took := time.Since(start)

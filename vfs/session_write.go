@@ -34,6 +34,11 @@ type WriteOptions struct {
 	Perm fs.FileMode
 	// Owner owns a new file; the session's default owner when nil.
 	Owner *Owner
+	// DeferredBlob stores the content without an fsync of its own: it is
+	// durable only after the blob store's next Sync, which the caller
+	// owes (the overlay mount's ingest, whose upper directory holds the
+	// content meanwhile, syncs once per ingest that stored any).
+	DeferredBlob bool
 }
 
 // WriteResult reports a WriteFile.
@@ -61,7 +66,7 @@ func (s *Session) WriteFile(ctx context.Context, p Path, content io.Reader, opts
 	if err := s.precheckWrite(op, p, opts); err != nil {
 		return WriteResult{}, err
 	}
-	h, size, enc, unpin, err := s.putContent(ctx, content)
+	h, size, enc, unpin, err := s.putContentOpts(ctx, content, opts.DeferredBlob)
 	if err != nil {
 		return WriteResult{}, ioErr(op, p, err)
 	}
@@ -158,8 +163,13 @@ func (s *Session) appendFile(ctx context.Context, p Path, content io.Reader, opt
 
 // putContent stores content in the blob store and reports its encoding.
 func (s *Session) putContent(ctx context.Context, content io.Reader) (Hash, int64, Encoding, func(), error) {
+	return s.putContentOpts(ctx, content, false)
+}
+
+// putContentOpts is putContent, deferring the blob's durability if asked.
+func (s *Session) putContentOpts(ctx context.Context, content io.Reader, deferred bool) (Hash, int64, Encoding, func(), error) {
 	sn := NewSniffer(content)
-	h, size, unpin, err := s.opts.Blobs.Put(ctx, sn, false)
+	h, size, unpin, err := s.opts.Blobs.Put(ctx, sn, deferred)
 	if err != nil {
 		return Hash{}, 0, 0, nil, err
 	}

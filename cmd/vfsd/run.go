@@ -42,6 +42,7 @@ type runFlags struct {
 	include, exclude, writable    []string
 	gitignore, defaultExcludes    bool
 	noNetwork, asJSON, apply      bool
+	backend                       string
 	pf                            progressFlag
 	policyObject                  []byte // --policy-file's content
 }
@@ -95,7 +96,7 @@ is dropped).`,
 				return usageError{err}
 			}
 			// What can fail without a daemon fails before anything is staged.
-			spec := sandboxSpec{workDir: dir, noNetwork: rf.noNetwork, argv: args}
+			spec := sandboxSpec{workDir: dir, noNetwork: rf.noNetwork, argv: args, backend: rf.backend}
 			if spec.kind, spec.bwrap, err = resolveSandbox(rf.sandbox); err != nil {
 				var ue usageError
 				if errors.As(err, &ue) {
@@ -143,6 +144,7 @@ is dropped).`,
 	f.StringVar(&rf.sandbox, "sandbox", sandboxAuto, "auto, bwrap or namespace")
 	f.StringArrayVar(&rf.writable, "rw", nil, "an existing host path the command may write (repeatable)")
 	f.BoolVar(&rf.noNetwork, "no-network", false, "run without network")
+	f.StringVar(&rf.backend, "backend", api.BackendAuto, "how the session is mounted: auto (the kernel overlay where the daemon can mount it, FUSE otherwise), overlay or fuse")
 	f.BoolVar(&rf.asJSON, "json", false, "print only the report (session, exit code, diff) as JSON on stdout; CMD's stdout goes to stderr")
 	f.StringVar(&rf.jsonFile, "json-file", "", "also write the report as JSON to this file")
 	f.BoolVar(&rf.apply, "apply", false, "when CMD succeeds, write its changes to the folder and drop the session")
@@ -281,7 +283,7 @@ func runMounted(ctx context.Context, c *client.Client, id string, spec sandboxSp
 		return exitRunFailed, false, fmt.Errorf("create a mount point: %w", err)
 	}
 	defer os.Remove(mp)
-	if _, err := c.Mount(ctx, id, api.MountRequest{Dir: mp}); err != nil {
+	if _, err := c.Mount(ctx, id, api.MountRequest{Dir: mp, Backend: spec.backend}); err != nil {
 		return exitRunFailed, false, fmt.Errorf("mount session %s at %s: %w", id, mp, err)
 	}
 	defer func() {

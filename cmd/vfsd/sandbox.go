@@ -37,6 +37,7 @@ type sandboxSpec struct {
 	userns     bool     // in a user namespace (root mapped to root)
 	bwrap      string   // bubblewrap's path
 	mountpoint string   // the session's FUSE mount on the host
+	backend    string   // the mount backend asked for: fuse, overlay or auto
 	workDir    string   // where the command sees it: the staged folder's own path
 	writable   []string // host paths the command may write: absolute, resolved, existing
 	noNetwork  bool     // no network
@@ -241,6 +242,12 @@ func fuseMounts(mountpoint string) (sessions, all []string) {
 	for _, l := range strings.Split(string(b), "\n") {
 		pre, post, ok := strings.Cut(l, " - ")
 		f, g := strings.Fields(pre), strings.Fields(post)
+		if ok && len(f) >= 5 && len(g) >= 2 && g[0] == "overlay" && strings.HasPrefix(g[1], "vfsd:") {
+			if mp := unescapeMountinfo(f[4]); mp != mountpoint { // another session's overlay mount
+				sessions = append(sessions, mp)
+			}
+			continue
+		}
 		if !ok || len(f) < 5 || len(g) < 2 || !strings.HasPrefix(g[0], "fuse") {
 			continue
 		}

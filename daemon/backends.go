@@ -1,0 +1,88 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/mount"
+	"github.com/vfsd/vfsd/mount/overlay"
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// chooseBackend resolves a mount request's backend: "fuse" (the default),
+// "overlay" (refused where it cannot mount, and with a uid/gid mapping,
+// which it does not do) or "auto" (overlay where it can, FUSE otherwise).
+func chooseBackend(req api.MountRequest) (string, error) {
+	switch req.Backend {
+	case "", api.BackendFUSE:
+		return api.BackendFUSE, nil
+	case api.BackendOverlay:
+		if req.UID != 0 || req.GID != 0 {
+			return "", apiErr(api.CodeInvalidInput, "the overlay backend shows owners as stored and maps no uid/gid; drop --uid/--gid or use --backend fuse")
+		}
+		if err := overlay.Available(); err != nil {
+			return "", apiErr(api.CodeUnavailable, "%v", err)
+		}
+		return api.BackendOverlay, nil
+	case api.BackendAuto:
+		if req.UID == 0 && req.GID == 0 && overlay.Available() == nil {
+			return api.BackendOverlay, nil
+		}
+		return api.BackendFUSE, nil
+	}
+	return "", apiErr(api.CodeInvalidInput, "backend %q: use fuse, overlay or auto", req.Backend)
+}
+
+// overlayStateDir is where the overlay mount of session id at dir keeps
+// its upper and work directories: the same for the same mount, so a
+// restarted daemon finds (and ingests) what a killed one left.
+func (d *Daemon) overlayStateDir(id, dir string) string {
+	return filepath.Join(d.cfg.DataDir, "overlay", "mounts", id+"-"+vfs.HashOf([]byte(dir)).Short())
+}
+
+// mountOverlay mounts e at fm.Dir with the kernel overlay backend (taking
+// over the mount a killed daemon left there). e.hostMu is held.
+func (d *Daemon) mountOverlay(e *entry, fm api.FuseMount) error {
+	m, err := overlay.New(context.Background(), d.repo, e.s, fm.Dir, overlay.Options{
+		StateDir:  d.overlayStateDir(e.id, fm.Dir),
+		MetaCache: filepath.Join(d.cfg.DataDir, "overlay", "meta"),
+		ReadOnly:  fm.ReadOnly,
+		Logf: func(format string, args ...any) {
+			d.log.Error(fmt.Sprintf(format, args...), "session", e.id)
+		},
+	})
+	if err != nil {
+		return apiErr(api.CodeUnavailable, "%v", err)
+	}
+	meta, ing := m.Meta(), m.LastIngest()
+	d.log.Info("overlay mounted", "session", e.id, "dir", fm.Dir, "base", m.Base(), "meta_cached", meta.Cached,
+		"meta_entries", meta.Entries, "meta_build", meta.Duration, "ingested", ing.Changes)
+	e.mu.Lock()
+	e.fuse[fm.Dir] = m
+	e.mu.Unlock()
+	return nil
+}
+
+// settle has every mount of e hand the session what it acknowledged (the
+// overlay ingests its upper directory), so that snapshots, diffs, applies
+// and tool calls see what programs in the mounts did.
+func (d *Daemon) settle(ctx context.Context, e *entry) error {
+	e.mu.Lock()
+	mounts := make([]mount.Backend, 0, len(e.fuse))
+	for _, m := range e.fuse {
+		mounts = append(mounts, m)
+	}
+	e.mu.Unlock()
+	var errs []error
+	for _, m := range mounts {
+		if err := m.Sync(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return apiErr(api.CodeInternal, "session %s: take in the changes made through its mounts: %v", e.id, errs[0])
+	}
+	return nil
+}

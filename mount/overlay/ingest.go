@@ -1,0 +1,664 @@
+package overlay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// IngestReport tells what one ingest did.
+type IngestReport struct {
+	Entries  int           `json:"entries"`  // entries of the upper directory read
+	Changes  int           `json:"changes"`  // session operations applied
+	Hashed   int           `json:"hashed"`   // upper files whose content was stored as a blob
+	Bytes    int64         `json:"bytes"`    // their bytes
+	Duration time.Duration `json:"duration"` // time taken
+}
+
+// upperEntry is one entry of the upper directory.
+type upperEntry struct {
+	p        vfs.Path // its path in the merged view, the session path
+	fsPath   string
+	st       unix.Stat_t
+	kind     vfs.Kind
+	xattrs   map[string][]byte // the session's attributes (the overlay's own left out)
+	redirect string
+	opaque   bool
+	metacopy bool
+	// lower is the path in the base tree whose node this entry continues
+	// (hasLower): the same path, the redirect's, or beneath a renamed
+	// directory's.
+	lower    vfs.Path
+	hasLower bool
+	// For directories: the names of the entries in the upper directory
+	// and those of its whiteouts.
+	names     []string
+	whiteouts map[string]bool
+}
+
+// fileID identifies the content of an upper file as last hashed.
+type fileID struct {
+	ino, size         uint64
+	mtime, ctime      int64
+	blob              vfs.Hash
+	sessionIno        uint64
+	sessionVersionSet bool
+}
+
+// ingester is one ingest: it brings the session to base ⊕ upper.
+type ingester struct {
+	m    *Mount
+	ctx  context.Context
+	base vfs.Tree
+	rep  IngestReport
+	all  []*upperEntry
+	// moved maps base paths to where the session has them now (renames
+	// applied by this ingest or an earlier one).
+	moved map[vfs.Path]vfs.Path
+	// firstName maps an upper inode with several names to the first name
+	// ingested.
+	firstName map[uint64]vfs.Path
+}
+
+// ingestLocked reads the upper directory and applies to the session what
+// the kernel changed. m.mu is held.
+func (m *Mount) ingestLocked(ctx context.Context) (IngestReport, error) {
+	start := time.Now()
+	if m.upper == "" { // read-only
+		return IngestReport{}, nil
+	}
+	in := &ingester{m: m, ctx: vfs.Relaxed(vfs.WithOrigin(ctx, m.origin)), base: m.base.Tree,
+		moved: map[vfs.Path]vfs.Path{}, firstName: map[uint64]vfs.Path{}}
+	root := &upperEntry{p: vfs.Root, fsPath: m.upper, lower: vfs.Root, hasLower: true, kind: vfs.KindDir}
+	if err := in.read(root); err != nil {
+		return in.rep, fmt.Errorf("ingest the overlay's changes of session %s: %w", m.s.ID(), err)
+	}
+	err := in.apply()
+	in.rep.Duration = time.Since(start)
+	m.lastIngest = in.rep
+	if err != nil {
+		return in.rep, fmt.Errorf("ingest the overlay's changes of session %s: %w", m.s.ID(), err)
+	}
+	return in.rep, nil
+}
+
+// read reads e (a directory already stat'ed, except the root) and the upper
+// entries beneath it, in pre-order.
+func (in *ingester) read(e *upperEntry) error {
+	if e.p.IsRoot() {
+		if err := unix.Lstat(e.fsPath, &e.st); err != nil {
+			return err
+		}
+		if err := in.readXattrs(e); err != nil {
+			return err
+		}
+	}
+	in.all = append(in.all, e)
+	in.rep.Entries++
+	d, err := os.Open(e.fsPath)
+	if err != nil {
+		return err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	var subdirs []*upperEntry
+	for _, name := range names {
+		c := &upperEntry{p: e.p.Join(name), fsPath: filepath.Join(e.fsPath, name)}
+		if err := unix.Lstat(c.fsPath, &c.st); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue // removed meanwhile: the next ingest sees it
+			}
+			return err
+		}
+		if c.st.Mode&unix.S_IFMT == unix.S_IFCHR && c.st.Rdev == 0 {
+			if e.whiteouts == nil {
+				e.whiteouts = map[string]bool{}
+			}
+			e.whiteouts[name] = true
+			in.rep.Entries++
+			continue
+		}
+		e.names = append(e.names, name)
+		c.kind = kindOf(c.st.Mode)
+		if err := in.readXattrs(c); err != nil {
+			return err
+		}
+		switch {
+		case c.redirect != "" && strings.HasPrefix(c.redirect, "/"):
+			lp, err := vfs.ParsePath(c.redirect)
+			c.lower, c.hasLower = lp, err == nil
+		case c.redirect != "":
+			c.lower, c.hasLower = e.lower.Join(c.redirect), e.hasLower
+		case c.kind == vfs.KindDir && c.opaque:
+		default:
+			c.lower, c.hasLower = e.lower.Join(name), e.hasLower && !e.opaque
+		}
+		if c.hasLower {
+			_, c.hasLower = in.base.Get(c.lower)
+		}
+		if c.kind == vfs.KindDir {
+			subdirs = append(subdirs, c)
+			continue
+		}
+		in.all = append(in.all, c)
+		in.rep.Entries++
+	}
+	for _, c := range subdirs {
+		if err := in.read(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readXattrs reads e's extended attributes: the overlay's own into its
+// fields, the session's into xattrs.
+func (in *ingester) readXattrs(e *upperEntry) error {
+	names, err := listXattrs(e.fsPath)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		v, err := getXattr(e.fsPath, name)
+		if err != nil {
+			if errors.Is(err, unix.ENODATA) {
+				continue
+			}
+			return err
+		}
+		switch name {
+		case xattrRedirect:
+			e.redirect = string(v)
+		case xattrOpaque:
+			e.opaque = string(v) == "y"
+		case xattrMetacopy:
+			e.metacopy = true
+		default:
+			if sn, ok := sessionXattrName(name); ok {
+				if e.xattrs == nil {
+					e.xattrs = map[string][]byte{}
+				}
+				e.xattrs[sn] = v
+			}
+		}
+	}
+	return nil
+}
+
+// apply brings the session to what the upper entries say: renames first,
+// then every entry in pre-order, then the directories' metadata deepest
+// first (creating and removing entries moves a directory's times).
+func (in *ingester) apply() error {
+	for _, e := range in.all {
+		if e.redirect != "" && e.hasLower {
+			if err := in.rename(e); err != nil {
+				return err
+			}
+		}
+	}
+	var dirs []*upperEntry
+	for _, e := range in.all {
+		var err error
+		switch e.kind {
+		case vfs.KindDir:
+			err = in.dir(e)
+			dirs = append(dirs, e)
+		case vfs.KindFile:
+			err = in.file(e)
+		case vfs.KindSymlink:
+			err = in.symlink(e)
+		default:
+			err = in.special(e)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := in.meta(dirs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolve returns where the session has base path lp now.
+func (in *ingester) resolve(lp vfs.Path) vfs.Path {
+	for q := lp; ; q = q.Parent() {
+		if to, ok := in.moved[q]; ok {
+			return lp.Rebase(q, to)
+		}
+		if q.IsRoot() {
+			return lp
+		}
+	}
+}
+
+// rename moves the session's node that e continues (renamed by the kernel:
+// e has a redirect) to e's path, keeping its identity and subtree.
+func (in *ingester) rename(e *upperEntry) error {
+	bn, ok := in.base.Get(e.lower)
+	if !ok || e.lower == e.p {
+		return nil
+	}
+	t := in.m.s.Tree()
+	if n, ok := t.Get(e.p); ok && n.Ino == bn.Ino {
+		in.moved[e.lower] = e.p
+		return nil // done by an earlier ingest
+	}
+	src := in.resolve(e.lower)
+	sn, ok := t.Get(src)
+	if !ok || sn.Ino != bn.Ino || e.p.HasPrefix(src) {
+		return nil // gone from the session: entries are rebuilt from the base
+	}
+	if _, ok := t.Get(e.p); ok {
+		if err := in.remove(e.p); err != nil {
+			return err
+		}
+	}
+	if err := in.m.s.Rename(in.ctx, src, e.p, vfs.RenameOptions{CreateParents: true}); err != nil {
+		return err
+	}
+	in.changed()
+	in.moved[e.lower] = e.p
+	return nil
+}
+
+// changed counts one session operation.
+func (in *ingester) changed() {
+	in.rep.Changes++
+	if debug {
+		_, file, line, _ := runtime.Caller(1)
+		fmt.Fprintf(os.Stderr, "overlay ingest: change at %s:%d\n", filepath.Base(file), line)
+	}
+}
+
+var debug = os.Getenv("VFSD_OVERLAY_DEBUG") != ""
+
+func (in *ingester) remove(p vfs.Path) error {
+	err := in.m.s.Remove(in.ctx, p, vfs.RemoveOptions{Recursive: true})
+	if vfs.CodeOf(err) == vfs.CodeNotFound {
+		return nil
+	}
+	in.changed()
+	return err
+}
+
+func (in *ingester) owner(e *upperEntry) *vfs.Owner {
+	return &vfs.Owner{Uid: e.st.Uid, Gid: e.st.Gid}
+}
+
+// dir makes the session's directory e.p hold exactly what the merged view
+// shows: the base directory's entries (unless opaque) and the upper ones,
+// less the whiteouts.
+func (in *ingester) dir(e *upperEntry) error {
+	s := in.m.s
+	t := s.Tree()
+	n, ok := t.Get(e.p)
+	if ok && !n.IsDir() {
+		if err := in.remove(e.p); err != nil {
+			return err
+		}
+		ok = false
+	}
+	if !ok {
+		if _, err := s.Mkdir(in.ctx, e.p, vfs.MkdirOptions{Perm: vfs.ModeFromUnix(e.st.Mode), ExactPerm: true,
+			Owner: in.owner(e)}); err != nil {
+			return err
+		}
+		in.changed()
+		t = s.Tree()
+	}
+	want := map[string]bool{}
+	for _, name := range e.names {
+		want[name] = true
+	}
+	var fromBase []string
+	if e.hasLower && !e.opaque {
+		t := in.base
+		t.Children(e.lower, func(name string, _ vfs.Node) bool {
+			if !e.whiteouts[name] && !want[name] {
+				want[name] = true
+				fromBase = append(fromBase, name)
+			}
+			return true
+		})
+	}
+	var extra []string
+	t.Children(e.p, func(name string, _ vfs.Node) bool {
+		if !want[name] {
+			extra = append(extra, name)
+		}
+		return true
+	})
+	for _, name := range extra {
+		if err := in.remove(e.p.Join(name)); err != nil {
+			return err
+		}
+	}
+	// Entries the merged view takes from the base that the session does
+	// not have (a directory renamed by the kernel whose source the session
+	// no longer held): copy them from the base.
+	for _, name := range fromBase {
+		if _, ok := t.Get(e.p.Join(name)); !ok {
+			if err := in.copyBase(e.lower.Join(name), e.p.Join(name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// copyBase recreates the base's subtree at lp at p in the session.
+func (in *ingester) copyBase(lp, p vfs.Path) error {
+	return in.base.Walk(lp, func(q vfs.Path, n vfs.Node) error {
+		dst := q.Rebase(lp, p)
+		if err := in.create(dst, n); err != nil {
+			return err
+		}
+		return in.setNodeMeta(dst, n.Uid, n.Gid, n.Mode, n.Atime, n.Mtime, n.Xattrs.Map(), n.Kind)
+	})
+}
+
+// create creates node n (content from the base's blobs) at p.
+func (in *ingester) create(p vfs.Path, n vfs.Node) error {
+	s := in.m.s
+	owner := &vfs.Owner{Uid: n.Uid, Gid: n.Gid}
+	var err error
+	switch n.Kind {
+	case vfs.KindDir:
+		_, err = s.Mkdir(in.ctx, p, vfs.MkdirOptions{Perm: n.Mode, ExactPerm: true, Owner: owner})
+	case vfs.KindFile:
+		err = in.writeBlob(p, n.Blob, n.Mode, owner)
+	case vfs.KindSymlink:
+		_, err = s.SymlinkAs(in.ctx, n.Target, p, owner)
+	default:
+		_, err = s.Mknod(in.ctx, p, n.Kind, vfs.CreateOptions{Perm: n.Mode, Owner: owner}, n.Rdev)
+	}
+	if err == nil {
+		in.changed()
+	}
+	return err
+}
+
+// writeBlob sets the content of the file at p to blob h.
+func (in *ingester) writeBlob(p vfs.Path, h vfs.Hash, perm fs.FileMode, owner *vfs.Owner) error {
+	b, err := in.m.repo.Blobs().Open(in.ctx, h)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	_, err = in.m.s.WriteFile(in.ctx, p, io.NewSectionReader(b, 0, b.Size()), vfs.WriteOptions{Perm: perm, Owner: owner})
+	return err
+}
+
+// file brings the session's file e.p to e: the base's content for a
+// metadata-only copy-up, else the upper file's.
+func (in *ingester) file(e *upperEntry) error {
+	s := in.m.s
+	t := s.Tree()
+	n, ok := t.Get(e.p)
+	if e.st.Nlink > 1 {
+		if first, seen := in.firstName[e.st.Ino]; seen {
+			fn, _ := t.Get(first)
+			if ok && n.Ino == fn.Ino {
+				return nil
+			}
+			if ok {
+				if err := in.remove(e.p); err != nil {
+					return err
+				}
+			}
+			if _, err := s.Link(in.ctx, first, e.p); err != nil {
+				return err
+			}
+			in.changed()
+			return nil
+		}
+		in.firstName[e.st.Ino] = e.p
+	}
+	// A name the kernel split off a hard-linked node (copy-up breaks
+	// links), or a node of another kind, is replaced.
+	if ok && (!n.IsFile() || n.Nlink > 1 && e.st.Nlink == 1) {
+		if err := in.remove(e.p); err != nil {
+			return err
+		}
+		ok = false
+	}
+	perm, owner := vfs.ModeFromUnix(e.st.Mode), in.owner(e)
+	if e.metacopy {
+		bn, found := in.base.Get(e.lower)
+		if !e.hasLower || !found || !bn.IsFile() {
+			return fmt.Errorf("%s: metadata-only copy-up of %s, which the base does not hold as a file", e.p, e.lower)
+		}
+		if !ok || n.Blob != bn.Blob || n.Upper != 0 {
+			if err := in.writeBlob(e.p, bn.Blob, perm, owner); err != nil {
+				return err
+			}
+			in.changed()
+		}
+	} else if err := in.data(e, n, ok, perm, owner); err != nil {
+		return err
+	}
+	return in.meta(e)
+}
+
+// data stores the upper file e's content as the session's file, unless
+// the session has it already (same upper file, unchanged since hashed).
+func (in *ingester) data(e *upperEntry, n vfs.Node, ok bool, perm fs.FileMode, owner *vfs.Owner) error {
+	id := fileID{ino: e.st.Ino, size: uint64(e.st.Size), mtime: unix.TimespecToNsec(e.st.Mtim), ctime: unix.TimespecToNsec(e.st.Ctim)}
+	if c, hit := in.m.hashed[e.p]; hit && ok && n.Upper == 0 && c.blob == n.Blob &&
+		c.ino == id.ino && c.size == id.size && c.mtime == id.mtime && c.ctime == id.ctime {
+		return nil
+	}
+	f, err := os.Open(e.fsPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	// The blob is stored without an fsync of its own: the upper file holds
+	// the content until the mount goes, and Sync and Unmount sync the
+	// store once.
+	in.m.unsynced = true
+	res, err := in.m.s.WriteFile(in.ctx, e.p, vfs.NewSparseReader(f, e.st.Size),
+		vfs.WriteOptions{Perm: perm, Owner: owner, DeferredBlob: true})
+	if err != nil {
+		return err
+	}
+	in.changed()
+	in.rep.Hashed++
+	in.rep.Bytes += e.st.Size
+	id.blob = res.Node.Blob
+	in.m.hashed[e.p] = id
+	return nil
+}
+
+func (in *ingester) symlink(e *upperEntry) error {
+	target, err := os.Readlink(e.fsPath)
+	if err != nil {
+		return err
+	}
+	n, ok := in.m.s.Tree().Get(e.p)
+	if !ok || !n.IsSymlink() || n.Target != target {
+		if ok {
+			if err := in.remove(e.p); err != nil {
+				return err
+			}
+		}
+		if _, err := in.m.s.SymlinkAs(in.ctx, target, e.p, in.owner(e)); err != nil {
+			return err
+		}
+		in.changed()
+	}
+	return in.meta(e)
+}
+
+func (in *ingester) special(e *upperEntry) error {
+	n, ok := in.m.s.Tree().Get(e.p)
+	if !ok || n.Kind != e.kind || (e.kind == vfs.KindCharDev || e.kind == vfs.KindBlockDev) && n.Rdev != e.st.Rdev {
+		if ok {
+			if err := in.remove(e.p); err != nil {
+				return err
+			}
+		}
+		if _, err := in.m.s.Mknod(in.ctx, e.p, e.kind, vfs.CreateOptions{Perm: vfs.ModeFromUnix(e.st.Mode), Owner: in.owner(e)}, e.st.Rdev); err != nil {
+			return err
+		}
+		in.changed()
+	}
+	return in.meta(e)
+}
+
+// meta gives the session's node e.p e's owner, mode, extended attributes
+// and times.
+func (in *ingester) meta(e *upperEntry) error {
+	atime := unix.TimespecToNsec(e.st.Atim)
+	// The engine keeps no read times (as noatime) and neither does the
+	// mount, but the upper filesystem may move atime on the kernel's reads
+	// beneath it. Only an atime set with a change of ctime (utimensat) is
+	// the program's.
+	if e.kind == vfs.KindDir || atime > unix.TimespecToNsec(e.st.Ctim) {
+		atime = keepAtime
+	}
+	return in.setNodeMeta(e.p, e.st.Uid, e.st.Gid, vfs.ModeFromUnix(e.st.Mode), atime,
+		unix.TimespecToNsec(e.st.Mtim), e.xattrs, e.kind)
+}
+
+func (in *ingester) setNodeMeta(p vfs.Path, uid, gid uint32, mode fs.FileMode, atime, mtime int64, xattrs map[string][]byte, kind vfs.Kind) error {
+	s := in.m.s
+	n, ok := s.Tree().Get(p)
+	if !ok {
+		return nil
+	}
+	if n.Uid != uid || n.Gid != gid {
+		var err error
+		if n, err = s.Chown(in.ctx, p, uid, gid); err != nil {
+			return err
+		}
+		in.changed()
+	}
+	if kind != vfs.KindSymlink && n.Mode != mode&vfs.PermBits {
+		var err error
+		if n, err = s.Chmod(in.ctx, p, mode); err != nil {
+			return err
+		}
+		in.changed()
+	}
+	have := n.Xattrs.Map()
+	for name := range have {
+		if _, keep := xattrs[name]; !keep {
+			if _, err := s.RemoveXattr(in.ctx, p, name); err != nil {
+				return err
+			}
+			in.changed()
+		}
+	}
+	for name, v := range xattrs {
+		if old, ok := have[name]; !ok || string(old) != string(v) {
+			if _, err := s.SetXattr(in.ctx, p, name, v, 0); err != nil {
+				return err
+			}
+			in.changed()
+		}
+	}
+	if n, _ = s.Tree().Get(p); atime == keepAtime {
+		atime = n.Atime
+	}
+	if n.Atime != atime || n.Mtime != mtime {
+		if debug {
+			fmt.Fprintf(os.Stderr, "overlay ingest: %s times %d %d -> %d %d\n", p, n.Atime, n.Mtime, atime, mtime)
+		}
+		if _, err := s.Utimens(in.ctx, p, vfs.At(time.Unix(0, atime)), vfs.At(time.Unix(0, mtime))); err != nil {
+			return err
+		}
+		in.changed()
+	}
+	return nil
+}
+
+// keepAtime asks setNodeMeta to leave the atime alone.
+const keepAtime = -1 << 63
+
+// kindOf is the node kind of a stat mode.
+func kindOf(mode uint32) vfs.Kind {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return vfs.KindDir
+	case unix.S_IFLNK:
+		return vfs.KindSymlink
+	case unix.S_IFIFO:
+		return vfs.KindFifo
+	case unix.S_IFSOCK:
+		return vfs.KindSocket
+	case unix.S_IFCHR:
+		return vfs.KindCharDev
+	case unix.S_IFBLK:
+		return vfs.KindBlockDev
+	}
+	return vfs.KindFile
+}
+
+// listXattrs lists the extended attributes of path (not followed).
+func listXattrs(path string) ([]string, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Llistxattr(path, buf)
+		if errors.Is(err, unix.ERANGE) {
+			sz, err := unix.Llistxattr(path, nil)
+			if err != nil {
+				return nil, err
+			}
+			buf = make([]byte, sz+64)
+			continue
+		}
+		if err != nil {
+			if errors.Is(err, unix.ENOTSUP) {
+				return nil, nil
+			}
+			return nil, err
+		}
+		var names []string
+		for _, name := range strings.Split(string(buf[:n]), "\x00") {
+			if name != "" {
+				names = append(names, name)
+			}
+		}
+		return names, nil
+	}
+}
+
+// getXattr reads one extended attribute of path (not followed).
+func getXattr(path, name string) ([]byte, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Lgetxattr(path, name, buf)
+		if errors.Is(err, unix.ERANGE) {
+			sz, err := unix.Lgetxattr(path, name, nil)
+			if err != nil {
+				return nil, err
+			}
+			buf = make([]byte, sz+64)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return buf[:n], nil
+	}
+}

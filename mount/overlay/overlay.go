@@ -1,0 +1,450 @@
+package overlay
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/renameio/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/vfsd/vfsd/snapshot"
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// Kind is what Mount.Kind returns.
+const Kind = "overlay"
+
+// BaseLabel labels the snapshot a mount takes of the session when it
+// mounts it: the state its lower layers show.
+const BaseLabel = "overlay mount base"
+
+// Options configure a Mount.
+type Options struct {
+	// StateDir holds the mount's upper and work directories and its
+	// state (state.json). Required, and one per mount. If it holds the
+	// state of an earlier mount of the same session (the daemon was killed),
+	// that mount is taken over — adopted if still mounted, mounted again
+	// otherwise — and its upper directory ingested: nothing the kernel
+	// acknowledged is lost.
+	StateDir string
+	// MetaCache holds the metadata layers, one per state (MetaKey);
+	// required, shared by mounts.
+	MetaCache string
+	// ReadOnly mounts without an upper directory: every change fails with
+	// EROFS.
+	ReadOnly bool
+	// FsName is the source shown in /proc/mounts; "vfsd:<session>" when
+	// empty.
+	FsName string
+	// Logf, when set, is told of what fails in the background (a tool's
+	// change that could not be applied to the merged directory).
+	Logf func(format string, args ...any)
+}
+
+// Mount is a session served by the kernel's overlayfs at a directory.
+//
+// The lower layers are the metadata layer of the session's state when
+// mounted (BuildMeta) over the store's blobs directory as a data-only
+// layer; the upper directory collects what programs change, which Ingest
+// applies to the session. Changes made to the session by others (tools)
+// are applied to the merged directory as they happen, so both always show
+// the same state; the lower layers never change while mounted (a restore
+// or reset of the session mounts a new state).
+type Mount struct {
+	repo   *snapshot.Repo
+	s      *vfs.Session
+	dir    string
+	opts   Options
+	origin string
+
+	upper, work, blobDir string
+
+	mu         sync.Mutex // serialises ingest, mirroring and remounts
+	base       *snapshot.Snapshot
+	meta       MetaReport
+	lastIngest IngestReport
+	hashed     map[vfs.Path]fileID
+	stale      bool // the session was restored: the lower layers are not its state
+	unsynced   bool // ingest stored blobs the store has not synced yet
+	closed     bool
+	cancel     func()
+	failures   atomic.Int64
+
+	unmountOnce sync.Once
+	unmountErr  error
+}
+
+// state is what a mount keeps in its StateDir.
+type state struct {
+	Format   string `json:"format"`
+	Session  string `json:"session"`
+	Dir      string `json:"dir"`
+	Base     string `json:"base"` // the snapshot the lower layers show
+	ReadOnly bool   `json:"read_only,omitempty"`
+}
+
+const stateFormat = "vfsd-overlay-mount/1"
+
+var mountSeq atomic.Uint64
+
+// New mounts session s of repo (whose store must be a LocalStore) at dir,
+// an existing directory, with overlayfs: it snapshots the session (the
+// state the lower layers show, BaseLabel), builds or reuses that state's
+// metadata layer and mounts it over the store's blobs. See Options.StateDir
+// for the recovery of a mount a killed daemon left behind.
+func New(ctx context.Context, repo *snapshot.Repo, s *vfs.Session, dir string, opts Options) (*Mount, error) {
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	if opts.StateDir == "" || opts.MetaCache == "" {
+		return nil, errors.New("overlay mount: StateDir and MetaCache are required")
+	}
+	ls, ok := repo.Store().(*snapshot.LocalStore)
+	if !ok {
+		return nil, errors.New("the overlay backend serves blobs from a local store; this repository's store is not local: use the FUSE backend")
+	}
+	dir = filepath.Clean(dir)
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("overlay mount %s: %w", dir, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("overlay mount %s: not a directory", dir)
+	}
+	m := &Mount{repo: repo, s: s, dir: dir, opts: opts, hashed: map[vfs.Path]fileID{},
+		origin:  fmt.Sprintf("overlay:%d:%s", mountSeq.Add(1), dir),
+		blobDir: filepath.Join(ls.Dir(), string(snapshot.Blobs))}
+	if !opts.ReadOnly {
+		m.upper, m.work = filepath.Join(opts.StateDir, "upper"), filepath.Join(opts.StateDir, "work")
+	}
+	for _, p := range []string{dir, opts.StateDir, opts.MetaCache, m.blobDir} {
+		if err := checkPath(p); err != nil {
+			return nil, err
+		}
+	}
+	// Subscribe first: a tool's change made while the mount is being set up
+	// is applied to the merged directory once it is (m.mu is held).
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cancel = s.Subscribe(m.onNotice)
+	if err := m.setup(ctx); err != nil {
+		m.cancel()
+		m.closed = true
+		return nil, err
+	}
+	return m, nil
+}
+
+// setup mounts (or takes over) the overlay. m.mu is held.
+func (m *Mount) setup(ctx context.Context) error {
+	st, err := readState(m.opts.StateDir)
+	recovered := err == nil && st.Session == m.s.ID() && st.Base != "" && st.ReadOnly == m.opts.ReadOnly
+	var snap *snapshot.Snapshot
+	if recovered {
+		if snap, err = m.repo.Get(ctx, st.Base); err != nil {
+			return fmt.Errorf("recover the overlay mount of session %s at %s: its base snapshot %s: %w; its changes are in %s", m.s.ID(), m.dir, st.Base, err, m.upper)
+		}
+	} else {
+		if err := os.RemoveAll(m.opts.StateDir); err != nil {
+			return fmt.Errorf("overlay mount: clear %s: %w", m.opts.StateDir, err)
+		}
+		if snap, err = m.repo.Snapshot(ctx, m.s, BaseLabel); err != nil {
+			return fmt.Errorf("overlay mount: %w", err)
+		}
+	}
+	if err := m.mountBase(ctx, snap, !recovered); err != nil {
+		return err
+	}
+	if recovered {
+		if _, err := m.ingestLocked(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mountBase mounts snap's layers with the upper directory, fresh (a new
+// upper) or not (the upper of the state file, the mount adopted if it is
+// still there). m.mu is held.
+func (m *Mount) mountBase(ctx context.Context, snap *snapshot.Snapshot, fresh bool) error {
+	meta, err := BuildMeta(ctx, snap, m.opts.MetaCache, m.s.DefaultOwner())
+	if err != nil {
+		return err
+	}
+	if fresh {
+		if err := os.MkdirAll(m.opts.StateDir, 0o700); err != nil {
+			return fmt.Errorf("overlay mount: %w", err)
+		}
+		if m.upper != "" {
+			for _, d := range []string{m.upper, m.work} {
+				if err := os.Mkdir(d, 0o700); err != nil {
+					return fmt.Errorf("overlay mount: %w", err)
+				}
+			}
+			// The merged root is the upper root: it must be the session's.
+			root, _ := snap.Tree.Get(vfs.Root)
+			if err := setMeta(m.upper, root, m.s.DefaultOwner()); err != nil {
+				return fmt.Errorf("overlay mount: the upper root: %w", err)
+			}
+		}
+		if err := writeState(m.opts.StateDir, state{Format: stateFormat, Session: m.s.ID(), Dir: m.dir,
+			Base: snap.ID, ReadOnly: m.opts.ReadOnly}); err != nil {
+			return err
+		}
+	}
+	if fresh || !m.mountedHere() {
+		fsName := m.opts.FsName
+		if fsName == "" {
+			fsName = "vfsd:" + m.s.ID()
+		}
+		// The engine does not move atime on reads (as noatime): nor does
+		// the mount, or every read would be a change to ingest.
+		flags := uintptr(unix.MS_NOATIME)
+		if m.opts.ReadOnly {
+			flags |= unix.MS_RDONLY
+		}
+		if err := unix.Mount(fsName, m.dir, "overlay", flags, layerOptions(meta.Dir, m.blobDir, m.upper, m.work)); err != nil {
+			return fmt.Errorf("mount overlayfs at %s: %w (the FUSE backend works without it)", m.dir, err)
+		}
+	}
+	m.base, m.meta, m.stale = snap, meta, false
+	m.hashed = map[vfs.Path]fileID{}
+	return nil
+}
+
+// mountedHere reports whether an overlay with this mount's upper directory
+// is mounted at its directory (a killed daemon's mount lives on).
+func (m *Mount) mountedHere() bool {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		fields, tail := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(fields) < 5 || len(tail) < 3 || tail[0] != "overlay" || unescape(fields[4]) != m.dir {
+			continue
+		}
+		if m.upper == "" || strings.Contains(","+tail[2]+",", ",upperdir="+m.upper+",") {
+			return true
+		}
+	}
+	return false
+}
+
+// Dir returns the mount point.
+func (m *Mount) Dir() string { return m.dir }
+
+// Kind returns "overlay".
+func (m *Mount) Kind() string { return Kind }
+
+// Origin is the origin (vfs.WithOrigin) of the changes ingested from the
+// mount.
+func (m *Mount) Origin() string { return m.origin }
+
+// Base returns the snapshot the lower layers show.
+func (m *Mount) Base() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.base.ID
+}
+
+// Meta reports the build (or reuse) of the metadata layer.
+func (m *Mount) Meta() MetaReport {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.meta
+}
+
+// LastIngest reports the last ingest.
+func (m *Mount) LastIngest() IngestReport {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lastIngest
+}
+
+// MirrorFailures counts the tool changes that could not be applied to the
+// merged directory (each is logged through Options.Logf).
+func (m *Mount) MirrorFailures() int64 { return m.failures.Load() }
+
+// Ingest applies to the session what programs changed through the mount
+// since the last ingest. Its cost grows with the upper directory (what
+// changed since mounted), not with the session.
+func (m *Mount) Ingest(ctx context.Context) (IngestReport, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return IngestReport{}, nil
+	}
+	if err := m.rebaseIfStale(ctx); err != nil {
+		return IngestReport{}, err
+	}
+	return m.ingestLocked(ctx)
+}
+
+// Sync makes the session hold everything the mount acknowledged: it
+// ingests, and makes the blobs it stored durable. Snapshots, diffs,
+// applies and tool calls call it first. Content programs write reaches the
+// upper directory through the page cache, so what a write(2) returned is
+// seen without flushing the overlay; programs that need it on disk fsync,
+// as anywhere.
+func (m *Mount) Sync(ctx context.Context) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil
+	}
+	if err := m.rebaseIfStale(ctx); err != nil {
+		return err
+	}
+	if _, err := m.ingestLocked(ctx); err != nil {
+		return err
+	}
+	return m.syncStoreLocked(ctx)
+}
+
+// syncStoreLocked makes the blobs ingest stored durable. m.mu is held.
+func (m *Mount) syncStoreLocked(ctx context.Context) error {
+	if !m.unsynced {
+		return nil
+	}
+	if err := m.repo.Blobs().Sync(ctx); err != nil {
+		return fmt.Errorf("overlay mount %s: sync the blobs ingested: %w", m.dir, err)
+	}
+	m.unsynced = false
+	return nil
+}
+
+// Unmount ingests the mount's changes and unmounts it, then removes its
+// upper and work directories. If the mount is busy (open files, a working
+// directory in it) it is detached lazily after a last ingest; changes made
+// through it afterwards are lost. If the last ingest fails the state
+// directory stays, and a new mount with the same StateDir recovers it.
+// Safe to call more than once.
+func (m *Mount) Unmount() error {
+	m.unmountOnce.Do(func() {
+		m.cancel()
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.closed = true
+		ctx := context.Background()
+		err := m.rebaseIfStale(ctx)
+		uerr := unix.Unmount(m.dir, 0)
+		if err == nil {
+			_, err = m.ingestLocked(ctx)
+		}
+		if err == nil {
+			err = m.syncStoreLocked(ctx)
+		}
+		if uerr != nil {
+			uerr = unix.Unmount(m.dir, unix.MNT_DETACH)
+		}
+		if err == nil && uerr == nil {
+			err = os.RemoveAll(m.opts.StateDir)
+		}
+		if uerr != nil {
+			err = errors.Join(err, fmt.Errorf("unmount %s: %w", m.dir, uerr))
+		}
+		m.unmountErr = err
+	})
+	return m.unmountErr
+}
+
+// Detach unmounts without ingesting and keeps the state directory: a new
+// mount with the same StateDir takes the changes over (a daemon shutting
+// down and starting again).
+func (m *Mount) Detach() error {
+	m.cancel()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	if err := unix.Unmount(m.dir, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("unmount %s: %w", m.dir, err)
+	}
+	return nil
+}
+
+// rebaseIfStale mounts the session's current state when a restore or reset
+// replaced it (the lower layers must show it). m.mu is held.
+func (m *Mount) rebaseIfStale(ctx context.Context) error {
+	if !m.stale {
+		return nil
+	}
+	snap, err := m.repo.Snapshot(ctx, m.s, BaseLabel)
+	if err != nil {
+		return fmt.Errorf("mount the restored state of session %s: %w", m.s.ID(), err)
+	}
+	if err := unix.Unmount(m.dir, unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("mount the restored state of session %s: unmount %s: %w", m.s.ID(), m.dir, err)
+	}
+	if err := os.RemoveAll(m.opts.StateDir); err != nil {
+		return err
+	}
+	return m.mountBase(ctx, snap, true)
+}
+
+func readState(dir string) (state, error) {
+	var st state
+	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, err
+	}
+	if st.Format != stateFormat {
+		return st, fmt.Errorf("overlay mount state %s: unknown format %q", dir, st.Format)
+	}
+	return st, nil
+}
+
+func writeState(dir string, st state) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if err := renameio.WriteFile(filepath.Join(dir, "state.json"), b, 0o600); err != nil {
+		return fmt.Errorf("overlay mount state: %w", err)
+	}
+	return nil
+}
+
+// unescape decodes the octal escapes of /proc/self/mountinfo paths.
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// logf reports a background failure.
+func (m *Mount) logf(format string, args ...any) {
+	m.failures.Add(1)
+	if m.opts.Logf != nil {
+		m.opts.Logf(format, args...)
+	}
+}
+
+var _ = time.Second

@@ -1,0 +1,279 @@
+package overlay_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/vfsd/vfsd/mount/overlay"
+	"github.com/vfsd/vfsd/snapshot"
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// requireOverlay skips unless this process can mount the overlay backend.
+func requireOverlay(t testing.TB) {
+	t.Helper()
+	if err := overlay.Available(); err != nil {
+		t.Skipf("overlay backend unavailable: %v", err)
+	}
+}
+
+// env is a repository with one session.
+type env struct {
+	repo *snapshot.Repo
+	s    *vfs.Session
+	root string
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	ctx := context.Background()
+	root := t.TempDir()
+	repo, err := snapshot.OpenLocalRepo(ctx, filepath.Join(root, "repo"), snapshot.RepoOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { repo.Close() })
+	s, err := repo.NewSession(ctx, snapshot.SessionOptions{ID: "s1"})
+	require.NoError(t, err)
+	return &env{repo: repo, s: s, root: root}
+}
+
+func (e *env) opts() overlay.Options {
+	return overlay.Options{StateDir: filepath.Join(e.root, "state"), MetaCache: filepath.Join(e.root, "meta")}
+}
+
+func (e *env) mount(t testing.TB) *overlay.Mount {
+	t.Helper()
+	dir := filepath.Join(e.root, "mnt")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	m, err := overlay.New(context.Background(), e.repo, e.s, dir, e.opts())
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Unmount() })
+	return m
+}
+
+func (e *env) write(t testing.TB, p, content string) {
+	t.Helper()
+	_, err := e.s.WriteFile(context.Background(), vfs.MustPath(p), strings.NewReader(content), vfs.WriteOptions{CreateParents: true})
+	require.NoError(t, err)
+}
+
+// state describes a tree as seen through the filesystem: kind, mode,
+// owner, size, content or target, mtime and user xattrs per path.
+func fsState(t testing.TB, dir string) string {
+	t.Helper()
+	var lines []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(dir, p)
+		var st unix.Stat_t
+		require.NoError(t, unix.Lstat(p, &st))
+		line := fmt.Sprintf("%s %o %d:%d mtime=%d", rel, st.Mode, st.Uid, st.Gid, unix.TimespecToNsec(st.Mtim))
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			line += fmt.Sprintf(" %q", b)
+		case unix.S_IFLNK:
+			target, _ := os.Readlink(p)
+			line += " -> " + target
+		case unix.S_IFDIR:
+			line = fmt.Sprintf("%s %o %d:%d", rel, st.Mode, st.Uid, st.Gid) // directory times move with tools' mirroring
+		}
+		sz, _ := unix.Llistxattr(p, nil)
+		if sz > 0 {
+			buf := make([]byte, sz)
+			n, _ := unix.Llistxattr(p, buf)
+			names := strings.Split(strings.TrimRight(string(buf[:n]), "\x00"), "\x00")
+			sort.Strings(names)
+			for _, name := range names {
+				if name == "" {
+					continue
+				}
+				v := make([]byte, 256)
+				k, _ := unix.Lgetxattr(p, name, v)
+				line += fmt.Sprintf(" %s=%q", name, v[:max(k, 0)])
+			}
+		}
+		lines = append(lines, line)
+		return nil
+	}))
+	return strings.Join(lines, "\n")
+}
+
+// sessionState materializes the session and describes it like fsState.
+func sessionState(t testing.TB, e *env) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "m")
+	_, err := e.repo.Materialize(context.Background(), snapshot.Source{Session: e.s}, dir)
+	require.NoError(t, err)
+	return fsState(t, dir)
+}
+
+func requireSame(t *testing.T, e *env, m *overlay.Mount) {
+	t.Helper()
+	require.NoError(t, m.Sync(context.Background()))
+	require.Equal(t, fsState(t, m.Dir()), sessionState(t, e))
+}
+
+func TestMountShowsSessionAndIngestsChanges(t *testing.T) {
+	requireOverlay(t)
+	e := newEnv(t)
+	e.write(t, "a.txt", "alpha")
+	e.write(t, "d/b.txt", "bravo")
+	e.write(t, "d/sub/c.txt", "charlie")
+	e.write(t, "gone/x", "x")
+	_, err := e.s.Link(context.Background(), "a.txt", "a-link")
+	require.NoError(t, err)
+	_, err = e.s.SetXattr(context.Background(), "a.txt", "user.tag", []byte("v1"), 0)
+	require.NoError(t, err)
+	m := e.mount(t)
+	dir := m.Dir()
+	require.False(t, m.Meta().Cached)
+
+	b, err := os.ReadFile(filepath.Join(dir, "d/sub/c.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "charlie", string(b))
+	requireSame(t, e, m)
+
+	// The kernel's changes: content, metadata only, renames of a file and
+	// a directory, deletions, new nodes of every kind.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "d/b.txt"), []byte("bravo2"), 0o644))
+	require.NoError(t, os.Chmod(filepath.Join(dir, "a.txt"), 0o600))
+	require.NoError(t, unix.Setxattr(filepath.Join(dir, "a.txt"), "user.tag", []byte("v2"), 0))
+	require.NoError(t, os.Rename(filepath.Join(dir, "d"), filepath.Join(dir, "e")))
+	require.NoError(t, os.Rename(filepath.Join(dir, "e/sub/c.txt"), filepath.Join(dir, "c-moved.txt")))
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "gone")))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "new"), 0o750))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "new/n.txt"), []byte("november"), 0o640))
+	require.NoError(t, os.Symlink("../a.txt", filepath.Join(dir, "new/ln")))
+	require.NoError(t, unix.Mkfifo(filepath.Join(dir, "new/fifo"), 0o600))
+	require.NoError(t, os.Link(filepath.Join(dir, "new/n.txt"), filepath.Join(dir, "new/n2.txt")))
+	require.NoError(t, os.Chown(filepath.Join(dir, "new/n.txt"), 1234, 5678))
+	ts := time.Unix(1_600_000_000, 123456789)
+	require.NoError(t, os.Chtimes(filepath.Join(dir, "c-moved.txt"), ts, ts))
+	requireSame(t, e, m)
+
+	n, err := e.s.Stat(context.Background(), "new/n2.txt")
+	require.NoError(t, err)
+	require.EqualValues(t, 2, n.Nlink, "a hard link made in the mount is one in the session")
+	require.EqualValues(t, 1234, n.Uid)
+
+	// Nothing changed since: nothing to do.
+	rep, err := m.Ingest(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, rep.Changes, "%+v", rep)
+
+	// Changes to ingested paths, and deletion of what was created.
+	require.NoError(t, os.Remove(filepath.Join(dir, "new/n2.txt")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "new/n.txt"), []byte("n2"), 0o640))
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "e")))
+	requireSame(t, e, m)
+}
+
+func TestToolChangesAppearInTheMount(t *testing.T) {
+	requireOverlay(t)
+	e := newEnv(t)
+	e.write(t, "a.txt", "alpha")
+	e.write(t, "d/b.txt", "bravo")
+	m := e.mount(t)
+	ctx := context.Background()
+	e.write(t, "a.txt", "alpha2")
+	e.write(t, "x/y/z.txt", "zulu")
+	require.NoError(t, e.s.Rename(ctx, "d", "d2", vfs.RenameOptions{}))
+	require.NoError(t, e.s.Remove(ctx, "d2/b.txt", vfs.RemoveOptions{}))
+	_, err := e.s.Chmod(ctx, "a.txt", 0o604)
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(m.Dir(), "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "alpha2", string(b))
+	requireSame(t, e, m)
+	rep, err := m.Ingest(ctx)
+	require.NoError(t, err)
+	require.Zero(t, rep.Changes, "the mirrored changes are the session's already: %+v", rep)
+	require.Zero(t, m.MirrorFailures())
+}
+
+func TestRestoreMountsTheRestoredState(t *testing.T) {
+	requireOverlay(t)
+	e := newEnv(t)
+	ctx := context.Background()
+	e.write(t, "a.txt", "one")
+	snap, err := e.repo.Snapshot(ctx, e.s, "one")
+	require.NoError(t, err)
+	m := e.mount(t)
+	require.NoError(t, os.WriteFile(filepath.Join(m.Dir(), "a.txt"), []byte("two"), 0o644))
+	require.NoError(t, m.Sync(ctx))
+	require.NoError(t, e.repo.Restore(ctx, e.s, snap.ID))
+	b, err := os.ReadFile(filepath.Join(m.Dir(), "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "one", string(b))
+	requireSame(t, e, m)
+}
+
+func TestSecondMountOfSameStateReusesMetadataLayer(t *testing.T) {
+	requireOverlay(t)
+	e := newEnv(t)
+	e.write(t, "a.txt", "alpha")
+	m := e.mount(t)
+	require.NoError(t, m.Unmount())
+	m2 := e.mount(t)
+	require.True(t, m2.Meta().Cached, "%+v", m2.Meta())
+}
+
+func TestTakeOverAfterCrash(t *testing.T) {
+	requireOverlay(t)
+	e := newEnv(t)
+	e.write(t, "a.txt", "alpha")
+	m := e.mount(t)
+	require.NoError(t, os.WriteFile(filepath.Join(m.Dir(), "new.txt"), []byte("acknowledged"), 0o644))
+	// The daemon dies: the kernel keeps the overlay mounted. A new process
+	// (here: a new Mount with the same state directory) takes it over.
+	m.Abandon()
+	m2, err := overlay.New(context.Background(), e.repo, e.s, m.Dir(), e.opts())
+	require.NoError(t, err)
+	defer m2.Unmount()
+	data, _, err := e.s.ReadFile(context.Background(), "new.txt")
+	require.NoError(t, err)
+	require.Equal(t, "acknowledged", string(data))
+	// Unmounted meanwhile (a reboot): mounted again from the upper dir.
+	require.NoError(t, m2.Detach())
+	require.NoError(t, os.WriteFile(filepath.Join(e.root, "state/upper/late.txt"), []byte("late"), 0o644))
+	m3, err := overlay.New(context.Background(), e.repo, e.s, m.Dir(), e.opts())
+	require.NoError(t, err)
+	defer m3.Unmount()
+	data, _, err = e.s.ReadFile(context.Background(), "late.txt")
+	require.NoError(t, err)
+	require.Equal(t, "late", string(data))
+	requireSame(t, e, m3)
+	var st syscall.Statfs_t
+	require.NoError(t, syscall.Statfs(m3.Dir(), &st))
+	require.EqualValues(t, 0x794c7630, st.Type, "an overlayfs")
+}
+
+func TestReadOnlyMount(t *testing.T) {
+	requireOverlay(t)
+	e := newEnv(t)
+	e.write(t, "a.txt", "alpha")
+	opts := e.opts()
+	opts.ReadOnly = true
+	dir := filepath.Join(e.root, "ro")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	m, err := overlay.New(context.Background(), e.repo, e.s, dir, opts)
+	require.NoError(t, err)
+	defer m.Unmount()
+	b, err := os.ReadFile(filepath.Join(dir, "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "alpha", string(b))
+	require.ErrorIs(t, os.WriteFile(filepath.Join(dir, "b.txt"), nil, 0o644), syscall.EROFS)
+	require.NoError(t, m.Sync(context.Background()))
+}
