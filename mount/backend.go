@@ -29,7 +29,8 @@ func (m *Mount) Kind() string { return KindFUSE }
 
 // Sync makes the session hold everything the mount acknowledged. Every
 // FUSE write is a session mutation when the kernel sends it, so there is
-// nothing to do while the kernel caches no dirty pages of its own.
+// nothing to do while the kernel caches no dirty pages of its own; with
+// Options.Writeback it does, and Sync sends them (Flush).
 func (m *Mount) Sync(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
