@@ -1,0 +1,28 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/vfsd/vfsd/internal/bench"
+	"github.com/vfsd/vfsd/mount/overlay"
+	"github.com/vfsd/vfsd/snapshot"
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// The mount benchmark's vfsd_overlay target is the kernel overlay backend,
+// its state and metadata layers beside the mount point.
+func init() {
+	bench.OverlayBackendUsable = overlay.Available
+	bench.OverlayBackend = func(ctx context.Context, repo *snapshot.Repo, s *vfs.Session, dir string) (func() error, error) {
+		parent := filepath.Dir(dir)
+		m, err := overlay.New(ctx, repo, s, dir, overlay.Options{
+			StateDir:  filepath.Join(parent, "overlay-state"),
+			MetaCache: filepath.Join(parent, "overlay-meta"),
+		})
+		if err != nil {
+			return nil, err
+		}
+		return m.Unmount, nil
+	}
+}
