@@ -102,6 +102,24 @@ func TestTimesNanoseconds(t *testing.T) {
 	require.Equal(t, at.UnixMilli(), n.Updated, "the millisecond mirror follows")
 }
 
+// TestTimesSetWhileWritesPending: tar writes a file through a descriptor,
+// sets its times, then closes it; the close must not move mtime again.
+func TestTimesSetWhileWritesPending(t *testing.T) {
+	s, _ := vfstest.NewSession(t)
+	h, err := s.OpenFile(ctx, p("f"), os.O_CREATE|os.O_WRONLY, 0o644)
+	require.NoError(t, err)
+	_, err = h.WriteAt([]byte("content"), 0)
+	require.NoError(t, err)
+	mt := time.Unix(1_700_000_000, 5)
+	_, err = s.Utimens(ctx, p("f"), vfs.UtimeOmit, vfs.At(mt))
+	require.NoError(t, err)
+	require.NoError(t, h.Flush())
+	require.NoError(t, h.Close())
+	n := stat(t, s, "f")
+	require.Equal(t, mt.UnixNano(), n.Mtime, "the times set last hold")
+	require.EqualValues(t, 7, n.Size)
+}
+
 // TestSpecialFilesAndXattrs: mknod kinds with rdev; xattrs with
 // XATTR_CREATE/REPLACE, no_data and limits.
 func TestSpecialFilesAndXattrs(t *testing.T) {
