@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // journalFormat names the on-disk format in every journal header.
@@ -129,7 +127,7 @@ func writeSync(f *os.File, b []byte) error {
 	if _, err := f.Write(b); err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
-	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+	if err := fdatasync(f); err != nil {
 		return fmt.Errorf("sync journal: %w", err)
 	}
 	return nil
@@ -311,7 +309,7 @@ func (j *Journal) WaitDurable(seq uint64) error {
 		j.syncing = true
 		f := j.f
 		j.mu.Unlock()
-		err := unix.Fdatasync(int(f.Fd()))
+		err := fdatasync(f)
 		j.mu.Lock()
 		j.syncing = false
 		if err != nil {
