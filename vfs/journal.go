@@ -381,17 +381,3 @@ func (j *Journal) Close() error {
 	}
 	return err
 }
-
-// syncDir fsyncs a directory so that entries created or renamed in it survive
-// a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open %s for sync: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
-}

@@ -2,7 +2,12 @@
 
 package vfs
 
-import "golang.org/x/sys/unix"
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
 
 // fdLimit is the process's soft limit on open descriptors, or 0 if unknown.
 func fdLimit() uint64 {
@@ -11,4 +16,18 @@ func fdLimit() uint64 {
 		return rl.Cur
 	}
 	return 0
+}
+
+// syncDir fsyncs a directory so that entries created or renamed in it survive
+// a crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open %s for sync: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
 }
