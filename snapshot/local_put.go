@@ -357,7 +357,7 @@ func (s *LocalStore) publish(ctx context.Context, tmp *localTemp, final string, 
 // the existing object and its directory entry, which a deferred Put may have
 // left unsynced.
 func (s *LocalStore) dedup(final string, opts PutOptions) error {
-	if opts.Deferred {
+	if opts.Deferred || !localDeferOK { // without deferral every object was synced when put
 		return nil
 	}
 	f, err := os.Open(final)
