@@ -33,7 +33,7 @@ func TestNoHostAccessOutsideLinux(t *testing.T) {
 
 	real, err := filepath.EvalSymlinks(filepath.Join(rootDir, "proj"))
 	require.NoError(t, err)
-	_, _, err = im.Import(ctx, repo, []Mount{{HostPath: filepath.ToSlash(real), MountPath: "/proj"}}, nil)
+	_, _, err = im.Import(ctx, repo, []Mount{{HostPath: real, MountPath: "/proj"}}, nil)
 	var ve *vfs.Error
 	require.ErrorAs(t, err, &ve)
 	require.Contains(t, ve.Msg, "only on Linux")

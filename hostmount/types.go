@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/vfsd/vfsd/vfs"
@@ -238,8 +239,8 @@ func within(dir, hp string) (string, bool) {
 		return ".", true
 	}
 	prefix := dir
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
+	if sep := string(filepath.Separator); !strings.HasSuffix(prefix, sep) {
+		prefix += sep // "/" but on Windows
 	}
 	if !strings.HasPrefix(hp, prefix) {
 		return "", false
