@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/google/renameio/v2"
+	"github.com/vfsd/vfsd/internal/atomicfile"
 
 	"github.com/vfsd/vfsd/api"
 )
@@ -66,7 +66,7 @@ func loadAdminToken(cfg Config) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(cfg.TokenFile), 0o700); err != nil {
 		return "", fmt.Errorf("admin token: %w", err)
 	}
-	if err := renameio.WriteFile(cfg.TokenFile, []byte(tok+"\n"), 0o600); err != nil {
+	if err := atomicfile.WriteFile(cfg.TokenFile, []byte(tok+"\n"), 0o600, ""); err != nil {
 		return "", fmt.Errorf("admin token: write %s: %w", cfg.TokenFile, err)
 	}
 	return tok, nil

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/contract"
 	"github.com/vfsd/vfsd/hostmount"
@@ -161,9 +159,9 @@ func lockDataDir(dir string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock the data dir: %w", err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := lockFileNB(f); err != nil {
 		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
+		if errors.Is(err, errLocked) {
 			return nil, fmt.Errorf("another vfsd is using the data dir %s; stop it, or give another --data-dir", dir)
 		}
 		return nil, fmt.Errorf("lock the data dir: %w", err)

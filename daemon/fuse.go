@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/mount"
@@ -166,7 +165,7 @@ func (d *Daemon) remount(e *entry) {
 	var failed []string
 	for _, fm := range wanted {
 		if stale, _ := vfsdMountAt(fm.Dir); stale && fm.Backend != api.BackendOverlay {
-			_ = syscall.Unmount(fm.Dir, syscall.MNT_DETACH)
+			detachMount(fm.Dir)
 		}
 		if err := d.mountFuse(e, fm); err != nil {
 			d.log.Error("mount a session again", "session", e.id, "dir", fm.Dir, "err", err)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/vfsd/vfsd/internal/atomicfile"
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/hostmount"
@@ -109,7 +109,7 @@ func (ms metaStore) save(m *sessionMeta) error {
 	if err != nil {
 		return fmt.Errorf("save session %s metadata: %w", m.ID, err)
 	}
-	if err := renameio.WriteFile(ms.path(m.ID), append(b, '\n'), 0o600, renameio.WithTempDir(ms.dir)); err != nil {
+	if err := atomicfile.WriteFile(ms.path(m.ID), append(b, '\n'), 0o600, ms.dir); err != nil {
 		return fmt.Errorf("save session %s metadata: %w", m.ID, err)
 	}
 	return syncDir(ms.dir)

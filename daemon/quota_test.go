@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,28 +18,6 @@ import (
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
 )
-
-// du returns the disk space the regular files under dir occupy.
-func du(t testing.TB, dir string) int64 {
-	t.Helper()
-	var total int64
-	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) {
-				return nil
-			}
-			return err
-		}
-		if d.Type().IsRegular() {
-			var st syscall.Stat_t
-			if err := syscall.Lstat(path, &st); err == nil {
-				total += st.Blocks * 512
-			}
-		}
-		return nil
-	}))
-	return total
-}
 
 // TestQuotaThroughTools: the daemon gives every session a quota, enforced
 // in the engine, so an agent's tools are refused with too_large and the

@@ -1,3 +1,5 @@
+//go:build linux
+
 package hostmount
 
 import (
@@ -16,54 +18,6 @@ import (
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/vfs"
 )
-
-// ApplyOptions tune Apply.
-type ApplyOptions struct {
-	// DryRun checks every change and reports what would happen, writing
-	// nothing.
-	DryRun bool
-	// Snapshot is the snapshot of the session to apply. When empty, a real
-	// apply snapshots the session first, and a dry run reads the session
-	// as it is.
-	Snapshot string
-}
-
-// ApplyChange is one path Apply wrote, or would write, or refused.
-type ApplyChange struct {
-	// Path is the session path.
-	Path string `json:"path"`
-	// HostPath is where it is on the host.
-	HostPath string `json:"host_path"`
-	// Action is write, mkdir, symlink, mknod (a fifo, socket or
-	// device), link (a new hard link to a name already on the host),
-	// chmod (only the mode changed), metadata (owner, mode or extended
-	// attributes changed, content not), delete or rmdir.
-	Action string `json:"action"`
-	// Note says how an applied change differs from the session's: a hard
-	// link written as a copy (its other name is outside the mounts, on
-	// another file system or differs on the host), an owner left as the
-	// daemon's (not root).
-	Note string `json:"note,omitempty"`
-	// Conflict says why the change was not applied: the host changed since
-	// the import, the change cannot be expressed safely, or the host
-	// refused it (the error says how).
-	Conflict string `json:"conflict,omitempty"`
-}
-
-// ApplyReport is what Apply did.
-type ApplyReport struct {
-	DryRun    bool          `json:"dry_run"`
-	Applied   []ApplyChange `json:"applied"`
-	Conflicts []ApplyChange `json:"conflicts"`
-	Outside   []string      `json:"outside,omitempty"` // changed session paths no mount maps to the host
-	// Import is the import base after a real apply: the old base with
-	// exactly the changes applied (and those outside every mount, which
-	// have nothing to apply to) — the session's snapshot itself when
-	// everything applied, the old base when nothing did. The next apply
-	// compares the host with it, so it neither redoes nor undoes this
-	// one. "" for a dry run.
-	Import string `json:"import,omitempty"`
-}
 
 // Apply writes what changed in session s since the import snapshot base
 // back to the host folders mounts came from. Each change is checked first:

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/google/renameio/v2"
+	"github.com/vfsd/vfsd/internal/atomicfile"
 
 	"github.com/vfsd/vfsd/vfs"
 )
@@ -154,7 +154,7 @@ func (c *Cache) Save() error {
 	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
 		return fmt.Errorf("save import cache: %w", err)
 	}
-	t, err := renameio.NewPendingFile(c.path, renameio.WithPermissions(0o600))
+	t, err := atomicfile.New(c.path, 0o600, "")
 	if err != nil {
 		return fmt.Errorf("save import cache: %w", err)
 	}

@@ -1,10 +1,10 @@
+//go:build linux
+
 package hostmount
 
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -12,36 +12,10 @@ import (
 	"github.com/vfsd/vfsd/vfs"
 )
 
-// meta is what an import keeps of a host entry besides its content: the
-// host's owner, all twelve mode bits, its times, a device's number and its
-// extended attributes.
-type meta struct {
-	mode                fs.FileMode // vfs.PermBits
-	uid, gid            uint32
-	atime, mtime, ctime int64 // Unix ns
-	rdev                uint64
-	xattrs              vfs.Xattrs
-}
-
 // metaOf takes an entry's metadata from its lstat.
 func metaOf(st *unix.Stat_t) meta {
 	return meta{mode: vfs.ModeFromUnix(st.Mode), uid: st.Uid, gid: st.Gid,
 		atime: st.Atim.Nano(), mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), rdev: st.Rdev}
-}
-
-// node returns the session node for an entry's metadata: the host's owner,
-// mode and times. The change time is the host's, not the import's: an
-// import of an unchanged folder is then the same tree, snapshot for
-// snapshot (and the engine sets ctime itself from the first change in the
-// session on). The birth time is the host's modification time, as before
-// owners existed (stat(2) does not give a birth time).
-func (m meta) node(kind vfs.Kind) vfs.Node {
-	n := vfs.Node{Kind: kind, Mode: m.mode, Uid: m.uid, Gid: m.gid, Version: 1,
-		Atime: m.atime, Mtime: m.mtime, Ctime: m.ctime, Btime: m.mtime, Xattrs: m.xattrs}
-	if kind == vfs.KindCharDev || kind == vfs.KindBlockDev {
-		n.Rdev = m.rdev
-	}
-	return n
 }
 
 // kindOf returns the node kind of a stat mode's file type.
@@ -63,23 +37,6 @@ func kindOf(mode uint32) vfs.Kind {
 		return vfs.KindBlockDev
 	}
 	return 0
-}
-
-// isRoot reports whether the daemon runs as root: it then imports and
-// applies trusted.* and security.* attributes, devices and any owner.
-var isRoot = os.Geteuid() == 0
-
-// xattrNamespace reports whether an attribute of this name is imported and
-// applied: user.* always; trusted.* and security.* (file capabilities,
-// SELinux labels) as root only. Others (system.* ACLs) are left alone.
-func xattrNamespace(name string, root bool) bool {
-	switch {
-	case strings.HasPrefix(name, "user."):
-		return true
-	case strings.HasPrefix(name, "trusted."), strings.HasPrefix(name, "security."):
-		return root
-	}
-	return false
 }
 
 // xattrIO reads one host entry's attributes: list fills buf with the

@@ -1,3 +1,5 @@
+//go:build linux
+
 package hostmount
 
 import (
@@ -5,14 +7,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// privateSet is what Options.Private names, resolved: the real paths, and
-// the identities (device and inode) of what they are, so that a bind mount
-// or a hard link of one is recognised too.
-type privateSet struct {
-	paths []string
-	ids   map[[2]uint64]bool
-}
 
 // newPrivateSet resolves paths; those that do not exist are left out.
 func newPrivateSet(paths []string) privateSet {
@@ -41,15 +35,4 @@ func newPrivateSet(paths []string) privateSet {
 // is reports whether st is one of the private paths.
 func (ps privateSet) is(st *unix.Stat_t) bool {
 	return len(ps.ids) > 0 && ps.ids[[2]uint64{st.Dev, st.Ino}]
-}
-
-// holds reports whether the real path hp is a private path or lies inside
-// one.
-func (ps privateSet) holds(hp string) bool {
-	for _, p := range ps.paths {
-		if _, ok := within(p, hp); ok {
-			return true
-		}
-	}
-	return false
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package hostmount
 
 import (
@@ -5,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -51,52 +52,6 @@ func closeRoots(roots []root) {
 	for _, r := range roots {
 		unix.Close(r.fd)
 	}
-}
-
-// within returns hp relative to dir when hp is dir or lies beneath it,
-// comparing whole path components: /srv/root does not hold /srv/root_evil.
-func within(dir, hp string) (string, bool) {
-	if hp == dir {
-		return ".", true
-	}
-	prefix := dir
-	if !strings.HasSuffix(prefix, "/") {
-		prefix += "/"
-	}
-	if !strings.HasPrefix(hp, prefix) {
-		return "", false
-	}
-	return hp[len(prefix):], true
-}
-
-// findRoot returns the allow-listed root holding hp (the deepest, if roots
-// nest) and hp relative to it. hp may name the root by its real path or as
-// configured; either way the kernel later resolves rel beneath the root's
-// own descriptor.
-func findRoot(roots []root, hp string) (root, string, error) {
-	best, rel, found, depth := root{}, "", false, 0
-	for _, r := range roots {
-		for _, name := range []string{r.path, r.alias} {
-			if name == "" {
-				continue
-			}
-			if x, ok := within(name, hp); ok && (!found || len(name) > depth) {
-				best, rel, found, depth = r, x, true, len(name)
-			}
-		}
-	}
-	if !found {
-		allowed := make([]string, len(roots))
-		for i, r := range roots {
-			allowed[i] = r.path
-		}
-		msg := "is outside the allowed roots; the daemon allows none (start it with --allow-root DIR)"
-		if len(allowed) > 0 {
-			msg = fmt.Sprintf("is outside the allowed roots %s; mount a folder inside one, or allow its root with --allow-root", strings.Join(allowed, ", "))
-		}
-		return root{}, "", &vfs.Error{Op: "mount", Path: hp, Code: vfs.CodeForbidden, Msg: msg}
-	}
-	return best, rel, nil
 }
 
 // openBeneath opens rel beneath the directory dirfd with openat2: no

@@ -1,7 +1,8 @@
+//go:build linux
+
 package hostmount
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,97 +16,8 @@ import (
 	"github.com/vfsd/vfsd/vfs"
 )
 
-// entry is one node the scan found and the import will create.
-type entry struct {
-	path vfs.Path // in the session
-	kind vfs.Kind
-	meta
-	size    int64
-	target  string // symlink target
-	openRel string // files: real path relative to the root (no symlinks), to open it again
-	id      fileID // files: identity when scanned
-	// link is the host identity (device, inode) of a non-directory with
-	// more than one host link, zero otherwise: names of one mount with the
-	// same link are imported as hard links of one node. second marks every
-	// name but the first, whose content is not read again.
-	link   [2]uint64
-	second bool
-}
-
-// fileID is what identifies a file's content as of a scan: if none of it
-// changed, neither did the content.
-type fileID struct {
-	dev, ino       uint64
-	size           int64
-	mtimeNs, ctime int64
-}
-
 func idOf(st *unix.Stat_t) fileID {
 	return fileID{dev: st.Dev, ino: st.Ino, size: st.Size, mtimeNs: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
-}
-
-// Skip is a host entry the import left out, and why — or, when Xattr is
-// set, the extended attribute of an entry it left out.
-type Skip struct {
-	HostPath string `json:"host_path"`
-	Reason   string `json:"reason"`
-	Xattr    string `json:"xattr,omitempty"`
-}
-
-// Why an entry was skipped.
-const (
-	SkipSpecial     = "special file of an unknown kind"
-	SkipDevice      = "device node: imported only when the daemon runs as root"
-	SkipXattr       = "extended attribute over the session's limits (64 KiB a value, 256 KiB a node): the entry is imported without it"
-	SkipNotUTF8     = "name is not valid UTF-8"
-	SkipNotASCII    = "name is not ASCII, which the session's policy requires"
-	SkipBadName     = "name cannot be a session path"
-	SkipOutside     = "symlink leads outside the allowed root"
-	SkipDangling    = "symlink target does not exist"
-	SkipLoop        = "symlink loop"
-	SkipTargetUTF8  = "symlink target is not valid UTF-8"
-	SkipChanged     = "changed during the import"
-	SkipUnreadable  = "cannot be read"
-	SkipPrivate     = "the daemon's own data (data directory, socket or token file): never staged"
-	maxIgnoreFile   = 1 << 20
-	dirReadBatch    = 1024
-	maxSymlinkDepth = 40
-)
-
-// Test hooks: called just before a directory (scan) or a file (import) is
-// opened, so tests can swap it for a symlink at the worst moment.
-var (
-	testHookBeforeOpenDir  func(hostPath string)
-	testHookBeforeOpenFile func(hostPath string)
-)
-
-// scanner walks one mount.
-type scanner struct {
-	ctx        context.Context
-	root       root
-	mp         *mountPlan
-	asciiOnly  bool
-	private    privateSet
-	entries    []entry
-	skipped    []Skip
-	bytes      int64
-	files      int64
-	visiting   map[[2]uint64]bool // directories on the current path, when following symlinks
-	links      map[[2]uint64]bool // host identities of multiply-linked entries seen
-	privileged bool               // the daemon runs as root: devices, trusted.* and security.*
-	progress   func(files, bytes int64)
-}
-
-func (sc *scanner) skip(hostRel, reason string) {
-	sc.skipped = append(sc.skipped, Skip{HostPath: sc.hostPath(hostRel), Reason: reason})
-}
-
-// hostPath is the host path of an entry, for reports.
-func (sc *scanner) hostPath(rel string) string {
-	if rel == "" {
-		return sc.mp.hostPath
-	}
-	return sc.mp.hostPath + "/" + rel
 }
 
 // scan walks the mount. The host path may pass through symlinks that stay
@@ -457,20 +369,4 @@ func readlinkat(dfd int, name string) (string, error) {
 		return "", fmt.Errorf("symlink target too long")
 	}
 	return string(buf[:n]), nil
-}
-
-func join(dir, name string) string {
-	if dir == "" || dir == "." {
-		return name
-	}
-	return dir + "/" + name
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package mount
 
 import (
@@ -17,74 +19,6 @@ import (
 
 	"github.com/vfsd/vfsd/vfs"
 )
-
-// DefaultCacheTimeout is how long the kernel may trust entries and
-// attributes without asking; invalidation keeps it correct.
-const DefaultCacheTimeout = time.Hour
-
-// Options configure a mount.
-type Options struct {
-	// ReadOnly refuses every change (EROFS).
-	ReadOnly bool
-	// AllowOther lets users other than the mounting one in (needs
-	// user_allow_other in /etc/fuse.conf when not root). It always
-	// implies the kernel's permission checks (NoDefaultPermissions is
-	// ignored): the FUSE server checks no permissions itself, so without
-	// them any user could read, write and chmod every file.
-	AllowOther bool
-	// DefaultPermissions is kept for compatibility: the kernel's
-	// permission checks (FUSE default_permissions) are on unless
-	// NoDefaultPermissions turns them off.
-	DefaultPermissions bool
-	// NoDefaultPermissions turns off the kernel's permission checks
-	// (default_permissions): every caller may then do everything the
-	// mounting user may, whatever the owners and modes say (sticky
-	// directories, 0600 files, chown rules are not enforced). It spares
-	// nothing measurable and is meant for debugging only; AllowOther
-	// overrides it.
-	NoDefaultPermissions bool
-	// UID and GID, when not zero, stand for the session's default owner
-	// (vfs.Session.DefaultOwner) in the mount: what the default owner
-	// owns shows as owned by UID/GID, and what UID/GID create or chown to
-	// is stored as the default owner's. The two IDs swap places (so the
-	// mapping stays one-to-one); every other owner shows as stored. With
-	// AllowOther, name the container's user, who then has the owner's
-	// rights over the session's files.
-	UID, GID uint32
-	// Debug logs every FUSE request to stderr.
-	Debug bool
-	// CacheTimeout is the kernel's entry and attribute cache lifetime;
-	// DefaultCacheTimeout when zero.
-	CacheTimeout time.Duration
-	// Passthrough lets the kernel serve read-only opens from the backing
-	// file (FUSE passthrough) where it supports that (Linux 6.9+, as
-	// root). It is off by default, and NoPassthrough keeps it off: the
-	// kernel pins one backing file per inode while any passthrough open
-	// lasts, so with it a file opened for writing while it is open for
-	// reading (or the reverse) fails with EIO, and opens that overlap one
-	// made before a tool rewrote the file read the old content.
-	Passthrough   bool
-	NoPassthrough bool
-	// Writeback turns on the kernel's writeback cache
-	// (FUSE_WRITEBACK_CACHE): write(2) fills the page cache and returns,
-	// and the kernel sends the dirty pages later, in large writes (at the
-	// latest on close, fsync, syncfs or memory pressure). Whoever reads the
-	// session other than through this mount (tools, snapshots, diffs) must
-	// call Flush first to see every write that returned.
-	Writeback bool
-	// SymlinkCaching lets the kernel cache symlink targets
-	// (FUSE_CACHE_SYMLINKS); a target changed by a tool is invalidated
-	// like any content.
-	SymlinkCaching bool
-	// IgnoreSecurityLabels answers every getxattr of security.* with
-	// ENODATA without asking the session: it saves the kernel's
-	// security.capability lookup before each write, and hides file
-	// capabilities and security labels stored in the session.
-	IgnoreSecurityLabels bool
-	// FsName is the source name shown in /proc/mounts; "vfsd:<session>"
-	// when empty.
-	FsName string
-}
 
 // Mount is a session served at a directory.
 type Mount struct {

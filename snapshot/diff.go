@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/vfsd/vfsd/internal/textdiff"
 	"github.com/vfsd/vfsd/vfs"
 )
@@ -447,7 +445,7 @@ func (d *Diff) WriteUnified(w io.Writer) error {
 
 // writeExtended writes an entry's extended header lines (see WriteUnified).
 func writeExtended(w *bufio.Writer, e *DiffEntry) {
-	dev := func(rdev uint64) string { return fmt.Sprintf("%d:%d", unix.Major(rdev), unix.Minor(rdev)) }
+	dev := devString
 	isDev := func(k vfs.Kind) bool { return k == vfs.KindCharDev || k == vfs.KindBlockDev }
 	switch e.Change {
 	case Added:

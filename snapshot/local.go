@@ -11,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/vfsd/vfsd/vfs"
 )
 
@@ -84,7 +82,7 @@ func OpenLocal(dir string) (*LocalStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
-	root, err := os.Open(dir)
+	root, err := localOpenDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
@@ -304,16 +302,8 @@ func (s *LocalStore) Sync(ctx context.Context) error {
 	if s.root == nil {
 		return storeClosedErr(op)
 	}
-	rc, err := s.root.SyscallConn()
-	if err != nil {
+	if err := localSyncfs(s.root); err != nil {
 		return fmt.Errorf("sync store %s: %w", s.dir, err)
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) { serr = unix.Syncfs(int(fd)) }); err != nil {
-		return fmt.Errorf("sync store %s: %w", s.dir, err)
-	}
-	if serr != nil {
-		return fmt.Errorf("sync store %s: syncfs: %w", s.dir, serr)
 	}
 	return nil
 }

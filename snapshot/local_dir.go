@@ -11,9 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // localMarker is the name of the marker file at the root of a LocalStore.
@@ -21,33 +18,6 @@ const localMarker = "store.json"
 
 type localMarkerFile struct {
 	Format string `json:"format"`
-}
-
-// localLockDir takes an exclusive, non-blocking flock on the open directory; the
-// lock lasts until the file is closed.
-func localLockDir(root *os.File) error {
-	rc, err := root.SyscallConn()
-	if err != nil {
-		return fmt.Errorf("lock: %w", err)
-	}
-	var lerr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			lerr = unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB)
-			if lerr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return fmt.Errorf("lock: %w", err)
-	}
-	if errors.Is(lerr, unix.EWOULDBLOCK) {
-		return errors.New("store is in use by another process (or another LocalStore in this one)")
-	}
-	if lerr != nil {
-		return fmt.Errorf("lock: %w", lerr)
-	}
-	return nil
 }
 
 // localCheckOrCreateMarker validates dir's store.json, or writes one when dir is
@@ -96,7 +66,7 @@ func localCheckOrCreateMarker(dir string, root *os.File) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("write marker: %w", err)
 	}
-	if err := root.Sync(); err != nil {
+	if err := localSyncDirFile(root); err != nil {
 		return fmt.Errorf("write marker: sync %s: %w", dir, err)
 	}
 	return nil
@@ -138,7 +108,7 @@ func (s *LocalStore) makeDirs() error {
 		rootDirty = rootDirty || created
 	}
 	if rootDirty {
-		if err := s.root.Sync(); err != nil {
+		if err := localSyncDirFile(s.root); err != nil {
 			return fmt.Errorf("sync %s: %w", s.dir, err)
 		}
 	}
@@ -192,51 +162,6 @@ func localMkdirIfMissing(path string) (created bool, err error) {
 	return false, err
 }
 
-// localTmpfileSafe reports whether dir's filesystem makes an unnamed file
-// that was fdatasynced, linked into a directory, and the directory fsynced
-// as durable as a named file fdatasynced, renamed into a directory, and the
-// directory fsynced. That takes the link and the file's new link count to
-// reach the disk together, as they do where metadata changes are journaled
-// or logged: XFS, Btrfs, ext4 with a journal. On ext4 without one, fsyncing
-// the directory leaves the link count (0 when the file was synced) unwritten
-// until writeback, and fsck after a crash drops a link to a file with no
-// links. tmpfs keeps nothing across a crash anyway. Other filesystems are
-// not known to be safe.
-func localTmpfileSafe(dir string) bool {
-	var sfs unix.Statfs_t
-	if err := unix.Statfs(dir, &sfs); err != nil {
-		return false
-	}
-	switch uint32(sfs.Type) {
-	case unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC:
-		return true
-	case unix.EXT4_SUPER_MAGIC: // also ext2 and ext3
-		return localExt4Journaled(dir)
-	}
-	return false
-}
-
-// localExt4Journaled reports whether the ext4 filesystem of dir has a
-// journal: its /sys/fs/ext4/<device>/journal_task names the journal thread,
-// or is "<none>". It reports false if that cannot be read (an ext2 or ext3
-// filesystem mounted by another driver has no such file).
-func localExt4Journaled(dir string) bool {
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
-		return false
-	}
-	dev, err := os.Readlink(fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev)))
-	if err != nil {
-		return false
-	}
-	task, err := os.ReadFile(filepath.Join("/sys/fs/ext4", filepath.Base(dev), "journal_task"))
-	if err != nil {
-		return false
-	}
-	t := strings.TrimSpace(string(task))
-	return t != "" && t != "<none>"
-}
-
 // clearTmp removes every file under tmp/ (keeping its subdirectories):
 // files there belong to Puts that never finished, and the directory lock
 // guarantees none is running.
@@ -262,38 +187,6 @@ func (s *LocalStore) clearTmp() error {
 				return fmt.Errorf("clear temporary files: %w", err)
 			}
 		}
-	}
-	return nil
-}
-
-func localFdatasync(f *os.File) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			serr = unix.Fdatasync(int(fd))
-			if serr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return err
-	}
-	return serr
-}
-
-func localSyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync directory: %w", err)
-	}
-	err = d.Sync()
-	d.Close()
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	return nil
 }

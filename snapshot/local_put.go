@@ -17,8 +17,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/vfsd/vfsd/vfs"
 )
 
@@ -97,6 +95,7 @@ func (s *LocalStore) Put(ctx context.Context, ns Namespace, r io.Reader, opts Pu
 	if err := s.check(ctx, op, ns); err != nil {
 		return vfs.Hash{}, 0, err
 	}
+	opts.Deferred = opts.Deferred && localDeferOK
 	h, n, err := s.put(ctx, ns, r, opts)
 	if err != nil {
 		return vfs.Hash{}, 0, fmt.Errorf("put %s: %w", ns, err)
@@ -271,13 +270,11 @@ func (s *LocalStore) createTemp(spread int) (*localTemp, error) {
 		return nil, fmt.Errorf("create temporary directory: %w", err)
 	}
 	if unnamed {
-		f, err := os.OpenFile(dir, os.O_RDWR|unix.O_TMPFILE, 0o444)
+		f, err := localOpenTmpfile(dir)
 		switch {
 		case err == nil:
 			return &localTemp{f: f}, nil
-		case errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.EISDIR), errors.Is(err, unix.EINVAL):
-			// EOPNOTSUPP: the filesystem lacks O_TMPFILE; EISDIR or EINVAL:
-			// the kernel does (it takes the flags for a directory open).
+		case errors.Is(err, errors.ErrUnsupported):
 			s.tmpfileOK.Store(false)
 		default:
 			return nil, fmt.Errorf("create temporary file: %w", err)
@@ -360,7 +357,7 @@ func (s *LocalStore) publish(ctx context.Context, tmp *localTemp, final string, 
 // the existing object and its directory entry, which a deferred Put may have
 // left unsynced.
 func (s *LocalStore) dedup(final string, opts PutOptions) error {
-	if opts.Deferred {
+	if opts.Deferred || !localDeferOK { // without deferral every object was synced when put
 		return nil
 	}
 	f, err := os.Open(final)
@@ -373,56 +370,6 @@ func (s *LocalStore) dedup(final string, opts PutOptions) error {
 		return fmt.Errorf("sync existing object %s: %w", final, err)
 	}
 	return localSyncDir(filepath.Dir(final))
-}
-
-// localLinkFile gives the open file f, an unnamed (O_TMPFILE) file, the name
-// to, failing with an error matching fs.ErrExist if to exists. It links
-// /proc/self/fd/N, following that link to the file, as linkat(2) with
-// AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH on most kernels.
-func localLinkFile(f *os.File, to string) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var from string
-	var lerr error
-	if err := rc.Control(func(fd uintptr) {
-		from = localProcFD + "/" + strconv.FormatUint(uint64(fd), 10)
-		for {
-			lerr = unix.Linkat(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.AT_SYMLINK_FOLLOW)
-			if lerr != unix.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return err
-	}
-	switch {
-	case lerr == nil:
-		return nil
-	case lerr == unix.EEXIST:
-		return &os.LinkError{Op: "link", Old: from, New: to, Err: fs.ErrExist}
-	default:
-		return &os.LinkError{Op: "link", Old: from, New: to, Err: lerr}
-	}
-}
-
-// localRenameNoReplace renames from to to, failing with an error matching
-// fs.ErrExist if to exists. Where the filesystem lacks RENAME_NOREPLACE it
-// falls back to a plain rename (the caller has just checked that to is
-// missing; at worst identical content replaces identical content).
-func localRenameNoReplace(from, to string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
-	switch {
-	case err == nil:
-		return nil
-	case err == unix.EEXIST:
-		return &os.LinkError{Op: "rename", Old: from, New: to, Err: fs.ErrExist}
-	case err == unix.EINVAL || err == unix.ENOSYS || err == unix.ENOTSUP:
-		return os.Rename(from, to)
-	default:
-		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
-	}
 }
 
 // localVerify reads r, the content of the file named what, to its end and

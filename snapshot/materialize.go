@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/vfsd/vfsd/vfs"
 )
 
@@ -102,14 +100,11 @@ func (r *Repo) Materialize(ctx context.Context, src Source, dir string) (Materia
 				return err
 			}
 		default:
-			if (n.Kind == vfs.KindCharDev || n.Kind == vfs.KindBlockDev) && !m.root {
-				m.skip(p, "a device: only root can create one")
-				return nil
-			}
-			rep.Special++
-			if err := unix.Mknod(target, n.UnixMode()&^0o7777|0o600, int(n.Rdev)); err != nil {
+			made, err := m.special(p, target, n)
+			if err != nil || !made {
 				return err
 			}
+			rep.Special++
 		}
 		return m.meta(p, target, n)
 	})
@@ -141,27 +136,15 @@ func (m *materializer) skip(p vfs.Path, reason string) {
 // owner, extended attributes, mode and times — the owner first, as chown
 // clears setuid and setgid.
 func (m *materializer) meta(p vfs.Path, target string, n vfs.Node) error {
-	if n.HasOwner() && (m.root || n.Uid == uint32(os.Geteuid())) {
-		if err := os.Lchown(target, int(n.Uid), int(n.Gid)); err != nil && !errors.Is(err, unix.EPERM) {
-			return err
-		} else if err != nil {
-			m.skip(p, fmt.Sprintf("owner %d:%d: %v", n.Uid, n.Gid, err))
-		}
-	} else if n.HasOwner() && n.Uid != uint32(os.Geteuid()) {
-		m.skip(p, fmt.Sprintf("owner %d:%d: only root can give a file another owner", n.Uid, n.Gid))
-	}
-	for name, value := range n.Xattrs.Map() {
-		if err := unix.Lsetxattr(target, name, value, 0); err != nil {
-			m.skip(p, fmt.Sprintf("extended attribute %q: %v", name, err))
-		}
+	if err := m.ownerXattrs(p, target, n); err != nil {
+		return err
 	}
 	if n.Kind != vfs.KindSymlink {
 		if err := os.Chmod(target, n.FileMode()&vfs.PermBits); err != nil {
 			return err
 		}
 	}
-	ts := []unix.Timespec{unix.NsecToTimespec(n.Atime), unix.NsecToTimespec(n.Mtime)}
-	return unix.UtimesNanoAt(unix.AT_FDCWD, target, ts, unix.AT_SYMLINK_NOFOLLOW)
+	return setTimes(target, n)
 }
 
 func (r *Repo) materializeFile(ctx context.Context, target string, n vfs.Node) error {
@@ -170,7 +153,7 @@ func (r *Repo) materializeFile(ctx context.Context, target string, n vfs.Node) e
 		return err
 	}
 	defer b.Close()
-	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL|unix.O_NOFOLLOW, fs.FileMode(0o600))
+	f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL|oNoFollow, fs.FileMode(0o600))
 	if err != nil {
 		return err
 	}

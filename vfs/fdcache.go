@@ -4,8 +4,6 @@ import (
 	"container/list"
 	"os"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // fdCache bounds how many upper files keep a descriptor open at once,
@@ -26,9 +24,8 @@ var upperFDs = newFDCache()
 // 4096: the rest is for journals, blobs, sockets and FUSE.
 func newFDCache() *fdCache {
 	limit := 4096
-	var rl unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err == nil && rl.Cur > 0 {
-		limit = min(limit, max(int(rl.Cur/4), 16))
+	if n := fdLimit(); n > 0 {
+		limit = min(limit, max(int(n/4), 16))
 	}
 	return &fdCache{max: limit}
 }

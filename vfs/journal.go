@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // journalFormat names the on-disk format in every journal header.
@@ -85,7 +83,7 @@ func createJournal(path string, h JournalHeader, events []*Event, shift uint64) 
 		buf = append(buf, frame(p)...)
 	}
 	tmp := path + ".new"
-	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := openFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create journal: %w", err)
 	}
@@ -113,7 +111,7 @@ func startJournal(path string, h JournalHeader) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode journal header: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := openFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
@@ -129,7 +127,7 @@ func writeSync(f *os.File, b []byte) error {
 	if _, err := f.Write(b); err != nil {
 		return fmt.Errorf("write journal: %w", err)
 	}
-	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+	if err := fdatasync(f); err != nil {
 		return fmt.Errorf("sync journal: %w", err)
 	}
 	return nil
@@ -139,7 +137,7 @@ func writeSync(f *os.File, b []byte) error {
 // torn header is ErrNoSession.
 func readHeader(path string) (JournalHeader, error) {
 	var h JournalHeader
-	f, err := os.Open(path)
+	f, err := openFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return h, fmt.Errorf("%s: %w", path, ErrNoSession)
 	}
@@ -172,7 +170,7 @@ func newJournal(path string, f *os.File, size int64, events uint64) *Journal {
 // record.
 func openJournal(path string, onHeader func(JournalHeader) error, fn func(seq uint64, e *Event) error) (*Journal, JournalHeader, error) {
 	var h JournalHeader
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	f, err := openFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, h, fmt.Errorf("open journal: %w", err)
 	}
@@ -311,7 +309,7 @@ func (j *Journal) WaitDurable(seq uint64) error {
 		j.syncing = true
 		f := j.f
 		j.mu.Unlock()
-		err := unix.Fdatasync(int(f.Fd()))
+		err := fdatasync(f)
 		j.mu.Lock()
 		j.syncing = false
 		if err != nil {
@@ -382,18 +380,4 @@ func (j *Journal) Close() error {
 		err = cerr
 	}
 	return err
-}
-
-// syncDir fsyncs a directory so that entries created or renamed in it survive
-// a crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open %s for sync: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
 }

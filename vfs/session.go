@@ -199,7 +199,7 @@ func PrepareDir(dir string) error {
 	if err := os.Mkdir(filepath.Join(dir, upperName), 0o700); err != nil {
 		return fmt.Errorf("prepare session dir: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, journalName), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := openFile(filepath.Join(dir, journalName), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("prepare session dir: %w", err)
 	}

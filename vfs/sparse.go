@@ -4,8 +4,6 @@ import (
 	"errors"
 	"io"
 	"os"
-
-	"golang.org/x/sys/unix"
 )
 
 // Sparse files — a `truncate -s 3G`, a disk image, a core dump — hold
@@ -67,10 +65,9 @@ func (r *SparseReader) Read(p []byte) (int, error) {
 
 // probe finds where the data at or after r.off ends and the hole after it.
 func (r *SparseReader) probe() {
-	fd := int(r.f.Fd())
-	data, err := unix.Seek(fd, r.off, unix.SEEK_DATA)
+	data, err := seekData(r.f, r.off)
 	switch {
-	case errors.Is(err, unix.ENXIO):
+	case errors.Is(err, errNoData):
 		// No data from here on: the rest is a hole.
 		r.dataEnd, r.holeEnd = r.off, r.size
 		return
@@ -82,15 +79,15 @@ func (r *SparseReader) probe() {
 		r.dataEnd, r.holeEnd = r.off, min(data, r.size)
 		return
 	}
-	hole, err := unix.Seek(fd, r.off, unix.SEEK_HOLE)
+	hole, err := seekHole(r.f, r.off)
 	if err != nil {
 		r.noSeek = true
 		return
 	}
 	r.dataEnd = min(hole, r.size)
-	next, err := unix.Seek(fd, hole, unix.SEEK_DATA)
+	next, err := seekData(r.f, hole)
 	switch {
-	case errors.Is(err, unix.ENXIO):
+	case errors.Is(err, errNoData):
 		r.holeEnd = r.size
 	case err != nil:
 		r.holeEnd = r.dataEnd

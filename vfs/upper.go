@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
 )
 
 // upperFile is one file in the session's upper directory: the content of a
@@ -209,14 +207,7 @@ func CopyBlob(dst *os.File, src Blob, n int64) error {
 		return nil
 	}
 	if fb, ok := src.(FileBlob); ok {
-		sfd, dfd := int(fb.File().Fd()), int(dst.Fd())
-		if n == src.Size() && unix.IoctlFileClone(dfd, sfd) == nil {
-			return nil
-		}
-		if done, err := copyDataRanges(sfd, dfd, n); done || err != nil {
-			if err == nil {
-				err = dst.Truncate(n)
-			}
+		if done, err := copyBlobFast(dst, fb, n); done || err != nil {
 			return err
 		}
 	}
@@ -229,52 +220,6 @@ func CopyBlob(dst *os.File, src Blob, n int64) error {
 		err = w.Finish()
 	}
 	return err
-}
-
-// copyDataRanges copies the data ranges of the first n bytes of sfd into
-// dfd at the same offsets, in the kernel. It reports false, having copied
-// nothing, when the kernel or filesystem cannot do that; the caller then
-// copies another way. The caller sets dfd's final size.
-func copyDataRanges(sfd, dfd int, n int64) (bool, error) {
-	var off int64
-	copied := false
-	for off < n {
-		data, err := unix.Seek(sfd, off, unix.SEEK_DATA)
-		if errors.Is(err, unix.ENXIO) {
-			return true, nil // only a hole is left
-		}
-		if err != nil {
-			if off == 0 {
-				data, err = 0, nil // no SEEK_DATA: copy it all as data
-			} else {
-				return true, err
-			}
-		}
-		if data >= n {
-			return true, nil
-		}
-		end := n
-		if hole, err := unix.Seek(sfd, data, unix.SEEK_HOLE); err == nil && hole < n {
-			end = hole
-		}
-		for data < end {
-			roff, woff := data, data
-			m, err := unix.CopyFileRange(sfd, &roff, dfd, &woff, int(end-data), 0)
-			if err != nil {
-				if !copied {
-					return false, nil // not supported here
-				}
-				return true, err
-			}
-			if m == 0 {
-				return true, io.ErrUnexpectedEOF
-			}
-			copied = true
-			data += int64(m)
-		}
-		off = end
-	}
-	return true, nil
 }
 
 // registerLocked records that the tree now references uf.

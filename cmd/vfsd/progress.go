@@ -6,8 +6,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
-
 	"github.com/vfsd/vfsd/api"
 )
 
@@ -30,11 +28,6 @@ func (pf *progressFlag) printer(cmd *cobra.Command) *progressPrinter {
 		return nil
 	}
 	return &progressPrinter{w: w}
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 // progressPrinter redraws one status line as an import goes.

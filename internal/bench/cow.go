@@ -18,8 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/vfs"
 )
@@ -361,8 +359,5 @@ func round(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
 // ext4 an fdatasync commits every pending metadata change of the whole
 // filesystem). It does not evict the page cache.
 func quiesce(dir string) {
-	if f, err := os.Open(dir); err == nil {
-		_ = unix.Syncfs(int(f.Fd()))
-		f.Close()
-	}
+	syncfs(dir)
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package bench
 
 import (
@@ -59,34 +61,6 @@ const (
 	loopbackTimeout  = time.Second
 	loopbackMaxWrite = 128 << 10
 )
-
-// MountOptions configure the mount benchmark.
-type MountOptions struct {
-	Tree    string // the tree to extract; the Go distribution's src when ""
-	Dir     string // where to put the tarball and the targets; the system temp dir when ""
-	Repeats int    // rounds of the whole workload (the median is reported); 1 when 0
-	WriteMB int    // size of seq_write's file in MiB; 512 when 0
-	Creates int    // files small_creates makes; 3000 when 0
-	// CPUProfile, when set, is a path prefix: every step on the
-	// in-process targets (vfsd and loopback) is CPU-profiled to
-	// <CPUProfile>-<target>-<step>.pprof (with -r<round> when Repeats > 1).
-	CPUProfile string
-	// Settle is how long each round waits, after setting the targets up,
-	// before its first step: when 0, a minute on ext4 without a journal
-	// and none elsewhere (see settleTime); none when negative.
-	Settle time.Duration
-	// Targets are the targets to run (every one that can run here when
-	// empty; native, vfsd and the loopbacks always run: the ratios are
-	// against them).
-	Targets []string
-	// Steps are the steps to run, in the workload's order whatever the
-	// order given; every step when empty.
-	Steps []string
-	// Variants add targets: vfsd's FUSE mount with other options, for A/B
-	// comparisons of its levers.
-	Variants []MountVariant
-	Log      io.Writer // progress; nothing when nil
-}
 
 // MountSummary is the last line of `vfsd bench mount`. Each step's line
 // before it is an object with "step", "<target>_s" (the median seconds)

@@ -1,3 +1,5 @@
+//go:build linux
+
 package bench
 
 import (
@@ -155,41 +157,6 @@ var stepNeeds = map[string][]string{
 	stepSeqRead:   {stepSeqWrite},
 	stepGitStatus: {stepGitClone}, stepGoBuild: {stepGitClone}, stepRgRepo: {stepGitClone}, stepGitCommit: {stepGitClone},
 	stepDu: {stepNpmUntar}, stepRequire: {stepNpmUntar}, stepRmRfAgents: {stepGitClone, stepNpmUntar},
-}
-
-// MountVariant is an A/B variant of vfsd's FUSE mount: the target
-// "vfsd_<Name>" mounts with Options.
-type MountVariant struct {
-	Name    string
-	Options mount.Options
-}
-
-// ParseVariant parses "name=lever,lever" (or just "lever") into a variant
-// whose options turn those levers on: writeback, passthrough,
-// symlink-cache, ignore-security-labels.
-func ParseVariant(spec string) (MountVariant, error) {
-	name, levers, ok := strings.Cut(spec, "=")
-	if !ok {
-		levers = name
-		name = strings.ReplaceAll(name, ",", "_")
-	}
-	var v MountVariant
-	v.Name = strings.ReplaceAll(name, "-", "_")
-	for _, l := range strings.Split(levers, ",") {
-		switch l {
-		case "writeback":
-			v.Options.Writeback = true
-		case "passthrough":
-			v.Options.Passthrough = true
-		case "symlink-cache":
-			v.Options.SymlinkCaching = true
-		case "ignore-security-labels":
-			v.Options.IgnoreSecurityLabels = true
-		default:
-			return v, fmt.Errorf("unknown lever %q; use writeback, passthrough, symlink-cache, ignore-security-labels", l)
-		}
-	}
-	return v, nil
 }
 
 // variant returns the options of vfsd target name.

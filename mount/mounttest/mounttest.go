@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package mounttest is the conformance suite every mount backend passes
 // (mount.Backend: the FUSE mount, the kernel overlay): the same POSIX
 // checks — owners, modes, times, special files, hard links, extended

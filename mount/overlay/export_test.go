@@ -1,3 +1,5 @@
+//go:build linux
+
 package overlay
 
 // Abandon forgets the mount without unmounting it, as a killed daemon does.

@@ -1,3 +1,5 @@
+//go:build linux
+
 package overlay
 
 import (
@@ -17,15 +19,6 @@ import (
 
 	"github.com/vfsd/vfsd/vfs"
 )
-
-// IngestReport tells what one ingest did.
-type IngestReport struct {
-	Entries  int           `json:"entries"`  // entries of the upper directory read
-	Changes  int           `json:"changes"`  // session operations applied
-	Hashed   int           `json:"hashed"`   // upper files whose content was stored as a blob
-	Bytes    int64         `json:"bytes"`    // their bytes
-	Duration time.Duration `json:"duration"` // time taken
-}
 
 // upperEntry is one entry of the upper directory.
 type upperEntry struct {

@@ -1,3 +1,5 @@
+//go:build linux
+
 package overlay
 
 import (
@@ -33,14 +35,6 @@ const (
 
 // metaFormat names the layout BuildMeta writes; it is part of the cache key.
 const metaFormat = "vfsd-overlay-meta/1"
-
-// MetaReport tells what BuildMeta did.
-type MetaReport struct {
-	Dir      string        `json:"dir"`      // the metadata layer
-	Cached   bool          `json:"cached"`   // an earlier build was reused: nothing was written
-	Entries  int           `json:"entries"`  // nodes written (0 when cached)
-	Duration time.Duration `json:"duration"` // time taken
-}
 
 // MetaKey is the cache key of snapshot snap's metadata layer: the digest
 // of its root manifest (which names every node's metadata and content

@@ -1,3 +1,5 @@
+//go:build linux
+
 package overlay
 
 import (
@@ -20,36 +22,6 @@ import (
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/vfs"
 )
-
-// Kind is what Mount.Kind returns.
-const Kind = "overlay"
-
-// BaseLabel labels the snapshot a mount takes of the session when it
-// mounts it: the state its lower layers show.
-const BaseLabel = "overlay mount base"
-
-// Options configure a Mount.
-type Options struct {
-	// StateDir holds the mount's upper and work directories and its
-	// state (state.json). Required, and one per mount. If it holds the
-	// state of an earlier mount of the same session (the daemon was killed),
-	// that mount is taken over — adopted if still mounted, mounted again
-	// otherwise — and its upper directory ingested: nothing the kernel
-	// acknowledged is lost.
-	StateDir string
-	// MetaCache holds the metadata layers, one per state (MetaKey);
-	// required, shared by mounts.
-	MetaCache string
-	// ReadOnly mounts without an upper directory: every change fails with
-	// EROFS.
-	ReadOnly bool
-	// FsName is the source shown in /proc/mounts; "vfsd:<session>" when
-	// empty.
-	FsName string
-	// Logf, when set, is told of what fails in the background (a tool's
-	// change that could not be applied to the merged directory).
-	Logf func(format string, args ...any)
-}
 
 // Mount is a session served by the kernel's overlayfs at a directory.
 //

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command sandboxprobe tries, from inside `vfsd run`'s sandbox, what an
 // escaping command would try, and prints one line per probe:
 // "PROBE NAME ok" when the attempt succeeded, "PROBE NAME denied: ERR" when

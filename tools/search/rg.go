@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/vfsd/vfsd/vfs"
@@ -330,8 +329,7 @@ func runRG(ctx context.Context, rg string, j *job, local []*rgFile, batch []int,
 	cmd := exec.CommandContext(ctx, rg, args...)
 	// rg runs in a process group of its own, killed whole when ctx ends:
 	// nothing it may start outlives the search or holds its output open.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	killGroupOnCancel(cmd)
 	cmd.WaitDelay = rgWaitDelay
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

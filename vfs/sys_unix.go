@@ -1,0 +1,38 @@
+//go:build unix
+
+package vfs
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// fdLimit is the process's soft limit on open descriptors, or 0 if unknown.
+func fdLimit() uint64 {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err == nil {
+		return rl.Cur
+	}
+	return 0
+}
+
+// syncDir fsyncs a directory so that entries created or renamed in it survive
+// a crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open %s for sync: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// openFile is os.OpenFile (Windows opens with FILE_SHARE_DELETE too).
+func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(name, flag, perm)
+}
