@@ -127,7 +127,14 @@ func (w *mountWorkload) chooseSteps(ctx context.Context, skipped map[string]stri
 	needContainer := slices.ContainsFunc(want, func(s string) bool { return slices.Contains(containerSteps, s) })
 	if needContainer {
 		fmt.Fprintf(w.opts.Log, "writing the container fixture (a Go module, a node_modules tarball) and warming the Go build cache...\n")
-		f, err := newContainerFixture(ctx, w.work)
+		goPkgs, npmPkgs := w.opts.GoPackages, w.opts.NpmPackages
+		if goPkgs <= 0 {
+			goPkgs = goPackages
+		}
+		if npmPkgs <= 0 {
+			npmPkgs = npmPackages
+		}
+		f, err := newContainerFixture(ctx, w.work, goPkgs, npmPkgs)
 		if err != nil {
 			return fmt.Errorf("container steps: %w", err)
 		}
