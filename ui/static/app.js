@@ -45,10 +45,12 @@
     try { await fn(el); } catch (e) { status(String(e.message || e), true); } finally { el.disabled = false; }
   }
 
-  function reloadSoon(text) {
+  // reloadSoon shows text, then reloads the page (or goes to href).
+  function reloadSoon(text, href) {
     status(text, false);
-    setTimeout(() => location.reload(), 400);
+    setTimeout(() => { if (href) location.href = href; else location.reload(); }, 400);
   }
+  const sessionPage = "/ui/s/" + encodeURIComponent(sid);
 
   const base = "/v1/sessions/" + encodeURIComponent(sid);
 
@@ -61,7 +63,7 @@
   async function rewind(to) {
     if (!to) throw new Error("say what to rewind to: a call number, a snapshot or a time");
     await api("POST", base + "/rewind", { to: String(to) });
-    reloadSoon("Rewound to " + to + ".");
+    reloadSoon("Rewound to " + to + ".", sessionPage);
   }
   on("#btn-rewind", async () => rewind(($("#rewind-to") || {}).value || ""));
   document.querySelectorAll("button.rewind").forEach((b) =>
@@ -70,7 +72,7 @@
   on("#btn-rebase", async () => {
     const rep = await api("POST", base + "/rebase", {});
     const n = rep && rep.conflicts ? rep.conflicts.length : 0;
-    reloadSoon(n ? "Rebased with " + n + " conflict(s): see the diff." : "Rebased on the host's current folders.");
+    reloadSoon(n ? "Rebased with " + n + " conflict(s): see the diff." : "Rebased on the host's current folders.", sessionPage);
   });
 
   function fillList(ul, items, conflict) {
@@ -99,7 +101,7 @@
     const rep = await api("POST", base + "/apply", { dry_run: false });
     const applied = rep.applied || [], conflicts = rep.conflicts || [];
     $("#apply-preview").hidden = true;
-    reloadSoon("Applied " + applied.length + " change(s)" + (conflicts.length ? "; " + conflicts.length + " conflict(s) left alone" : "") + ".");
+    reloadSoon("Applied " + applied.length + " change(s)" + (conflicts.length ? "; " + conflicts.length + " conflict(s) left alone" : "") + ".", sessionPage);
   });
 
   on("#btn-close", async () => {
