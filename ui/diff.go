@@ -46,11 +46,15 @@ func ParseUnified(text string) []FileDiff {
 		cur   *FileDiff
 		oldNo int
 		newNo int
-		dels  []string
-		adds  []string
-		delNo int
-		addNo int
-		hl    *highlighter
+		// the lines the current hunk still has on each side: a hunk
+		// ends when both are used up, so a later "--- " line is a new
+		// file's header, not a deletion
+		oldLeft, newLeft int
+		dels             []string
+		adds             []string
+		delNo            int
+		addNo            int
+		hl               *highlighter
 	)
 	flush := func() {
 		if cur == nil {
@@ -96,9 +100,13 @@ func ParseUnified(text string) []FileDiff {
 				}
 				hl = newHighlighter(name)
 			}
-			oldNo, newNo = hunkStarts(l)
+			oldNo, oldLeft, newNo, newLeft = hunkRanges(l)
 			cur.Rows = append(cur.Rows, Row{Kind: "hunk", Header: l})
-			inHunk = true
+			inHunk = oldLeft > 0 || newLeft > 0
+		case strings.HasPrefix(l, `\`) && cur != nil && len(cur.Rows) > 0:
+			// "\ No newline at end of file", also after a hunk's last line.
+			flush()
+			cur.Rows = append(cur.Rows, Row{Kind: "note", Header: l})
 		case !inHunk || cur == nil:
 			// A header line (index, mode, rename ...): not shown as a row.
 		case strings.HasPrefix(l, "-"):
@@ -111,6 +119,7 @@ func ParseUnified(text string) []FileDiff {
 			}
 			dels = append(dels, l[1:])
 			oldNo++
+			oldLeft--
 			cur.Deleted++
 		case strings.HasPrefix(l, "+"):
 			if len(adds) == 0 {
@@ -118,10 +127,8 @@ func ParseUnified(text string) []FileDiff {
 			}
 			adds = append(adds, l[1:])
 			newNo++
+			newLeft--
 			cur.Added++
-		case strings.HasPrefix(l, `\`):
-			flush()
-			cur.Rows = append(cur.Rows, Row{Kind: "note", Header: l})
 		default: // context: " text", or an empty line some tools emit
 			flush()
 			t := strings.TrimPrefix(l, " ")
@@ -129,6 +136,11 @@ func ParseUnified(text string) []FileDiff {
 				Left: hl.line(t, sideLeft), Right: hl.line(t, sideRight)})
 			oldNo++
 			newNo++
+			oldLeft--
+			newLeft--
+		}
+		if inHunk && oldLeft <= 0 && newLeft <= 0 && !strings.HasPrefix(l, "@@") {
+			inHunk = false
 		}
 	}
 	flush()
@@ -150,29 +162,34 @@ func diffPath(p string) string {
 	return p
 }
 
-// hunkStarts reads "@@ -a,b +c,d @@" into a and c.
-func hunkStarts(h string) (int, int) {
+// hunkRanges reads "@@ -a,b +c,d @@" into its starts and lengths (a
+// length left out is 1).
+func hunkRanges(h string) (oldStart, oldLen, newStart, newLen int) {
 	f := strings.Fields(h)
-	num := func(s, sign string) int {
+	rng := func(s, sign string) (int, int) {
 		s = strings.TrimPrefix(s, sign)
-		s, _, _ = strings.Cut(s, ",")
-		n, err := strconv.Atoi(s)
+		a, b, hasLen := strings.Cut(s, ",")
+		start, err := strconv.Atoi(a)
 		if err != nil {
-			return 0
+			return 1, 0
 		}
-		return n
+		n := 1
+		if hasLen {
+			if n, err = strconv.Atoi(b); err != nil {
+				n = 0
+			}
+		}
+		if start == 0 {
+			start = 1 // "-0,0": an empty side; its numbering is unused
+		}
+		return start, n
 	}
 	if len(f) < 3 {
-		return 1, 1
+		return 1, 0, 1, 0
 	}
-	o, n := num(f[1], "-"), num(f[2], "+")
-	if o == 0 {
-		o = 1 // "-0,0": the file was empty; numbering is unused
-	}
-	if n == 0 {
-		n = 1
-	}
-	return o, n
+	oldStart, oldLen = rng(f[1], "-")
+	newStart, newLen = rng(f[2], "+")
+	return
 }
 
 // pairRows lays out a block of deleted and added lines: the i-th deleted
