@@ -61,6 +61,9 @@ type Daemon struct {
 
 	ready   chan struct{} // closed once Serve listens
 	tcpAddr string
+
+	// uiAuth holds the review page's logins (uiauth.go).
+	uiAuth uiAuth
 }
 
 // entry is one session as the daemon tracks it.

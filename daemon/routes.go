@@ -53,6 +53,7 @@ func (d *Daemon) routes() {
 	d.route("POST /v1/blobs", scopeAny, d.handlePutBlob)
 
 	d.route("/v1/sessions/{id}/mcp", scopeSession, d.handleMCP)
+	d.uiRoutes()
 	d.route("/", scopePublic, d.handleNoRoute)
 	d.handler = d.authenticate(d.mux)
 }

@@ -72,6 +72,7 @@ Exit codes: 0 success; 1 the command failed (stderr says why and what to do);
 	g.addTo(root)
 	root.AddCommand(newBenchCmd(), newDemoCmd(), newToolCmd(g), newApplyPatchCmd(),
 		newServeCmd(g), newMCPCmd(g), newRunCmd(g), newNamespaceChildCmd(), newSessionCmd(g), newSnapshotCmd(g), newApplyCmd(g), newMountCmd(g), newUnmountCmd(g))
+	root.AddCommand(newUICmd(g))
 	return root
 }
 
