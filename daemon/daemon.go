@@ -61,6 +61,8 @@ type Daemon struct {
 
 	ready   chan struct{} // closed once Serve listens
 	tcpAddr string
+
+	remoteURL string // Config.Remote, normalised; "" without one
 }
 
 // entry is one session as the daemon tracks it.
@@ -199,6 +201,9 @@ func (d *Daemon) recover(ctx context.Context) error {
 		return err
 	}
 	d.repo = repo
+	if err := d.linkRemote(ctx); err != nil {
+		return err
+	}
 	for _, s := range repo.Sessions() {
 		e := d.sessions[s.ID()]
 		if e == nil {

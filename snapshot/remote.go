@@ -83,8 +83,8 @@ type remoteLink struct {
 	bytes   int64
 
 	knownMu sync.Mutex
-	known   map[objKey]struct{} // objects seen in the remote
-	knownAt time.Time           // when the remote was last listed
+	known   map[objKey]time.Time // objects seen in the remote, and when they were stored
+	knownAt time.Time            // when the remote was last listed
 
 	fetched  atomic.Int64 // objects fetched, for reports
 	uploaded atomic.Int64 // objects uploaded
@@ -426,7 +426,7 @@ func (l *remoteLink) loadCache(r *Repo) error {
 func (l *remoteLink) markKnown(ns Namespace, h vfs.Hash) {
 	l.knownMu.Lock()
 	if l.known != nil {
-		l.known[objKey{ns, h}] = struct{}{}
+		l.known[objKey{ns, h}] = time.Now()
 	}
 	l.knownMu.Unlock()
 }
@@ -434,7 +434,7 @@ func (l *remoteLink) markKnown(ns Namespace, h vfs.Hash) {
 // knownSet returns what the remote holds, listing it again when the last
 // listing is older than half the grace period (past that, a remote
 // garbage collection may have removed an object this daemon saw).
-func (r *Repo) knownSet(ctx context.Context) (map[objKey]struct{}, error) {
+func (r *Repo) knownSet(ctx context.Context) (map[objKey]time.Time, error) {
 	l := r.remote
 	l.knownMu.Lock()
 	defer l.knownMu.Unlock()
@@ -442,12 +442,21 @@ func (r *Repo) knownSet(ctx context.Context) (map[objKey]struct{}, error) {
 		return l.known, nil
 	}
 	start := time.Now()
-	known := make(map[objKey]struct{})
+	known := make(map[objKey]time.Time)
 	for _, ns := range Namespaces {
-		if err := l.store.List(ctx, ns, func(h vfs.Hash, _ int64) error {
-			known[objKey{ns, h}] = struct{}{}
-			return nil
-		}); err != nil {
+		var err error
+		if il, ok := l.store.(InfoLister); ok {
+			err = il.ListInfo(ctx, ns, func(o ObjectInfo) error {
+				known[objKey{ns, o.Hash}] = o.Modified
+				return nil
+			})
+		} else { // no times: no remote GC either, so present is present
+			err = l.store.List(ctx, ns, func(h vfs.Hash, _ int64) error {
+				known[objKey{ns, h}] = start
+				return nil
+			})
+		}
+		if err != nil {
 			return nil, fmt.Errorf("list the remote %v: %w", l.store, err)
 		}
 	}
@@ -507,11 +516,21 @@ func (r *Repo) Push(ctx context.Context, id string) (PushReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
 	}
-	var todo []objKey
+	// A blob the remote has is relied on if the parent's record, in the
+	// remote, references it (GC keeps it), or if it is young enough that
+	// GC keeps it longer than this push takes; an older one is touched.
+	safe := r.remoteParentBlobs(ctx, snap, known)
+	var todo, touch []objKey
+	fresh := time.Now().Add(-l.opts.Grace / 2)
 	l.knownMu.Lock()
 	for h := range blobs {
-		if _, ok := known[objKey{Blobs, h}]; !ok {
+		mod, ok := known[objKey{Blobs, h}]
+		_, inParent := safe[h]
+		switch {
+		case !ok:
 			todo = append(todo, objKey{Blobs, h})
+		case !inParent && mod.Before(fresh):
+			touch = append(touch, objKey{Blobs, h})
 		}
 	}
 	for h := range records {
@@ -522,6 +541,10 @@ func (r *Repo) Push(ctx context.Context, id string) (PushReport, error) {
 	_, haveRecord := known[objKey{Records, snapID}]
 	l.knownMu.Unlock()
 	rep.Present = len(blobs) + len(records) - len(todo)
+	if err := r.touch(ctx, touch, &todo); err != nil {
+		rep.Duration = time.Since(start)
+		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
+	}
 	// Blobs and manifests first, the snapshot's record last: a record in
 	// the remote promises that all it needs is there.
 	if err := r.upload(ctx, todo, &rep); err != nil {
@@ -543,6 +566,58 @@ func shortID(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// remoteParentBlobs returns the blobs of snap's parent when the remote has
+// the parent's record; nil otherwise.
+func (r *Repo) remoteParentBlobs(ctx context.Context, snap *Snapshot, known map[objKey]time.Time) map[vfs.Hash]struct{} {
+	ph, err := vfs.ParseHash(snap.Record.Parent)
+	if err != nil {
+		return nil
+	}
+	r.remote.knownMu.Lock()
+	_, ok := known[objKey{Records, ph}]
+	r.remote.knownMu.Unlock()
+	if !ok {
+		return nil
+	}
+	parent, err := r.Get(ctx, snap.Record.Parent)
+	if err != nil {
+		return nil
+	}
+	out := map[vfs.Hash]struct{}{}
+	_ = parent.Tree.Walk(vfs.Root, func(_ vfs.Path, n vfs.Node) error {
+		if n.IsFile() && !n.Blob.IsZero() {
+			out[n.Blob] = struct{}{}
+		}
+		return nil
+	})
+	return out
+}
+
+// touch renews the time of old objects a push relies on, so that a remote
+// garbage collection running meanwhile keeps them; those the remote
+// cannot touch, or that vanished, join todo to be uploaded again.
+func (r *Repo) touch(ctx context.Context, keys []objKey, todo *[]objKey) error {
+	l := r.remote
+	t, ok := l.store.(Toucher)
+	for _, k := range keys {
+		if !ok {
+			*todo = append(*todo, k)
+			continue
+		}
+		err := t.Touch(ctx, k.ns, k.h)
+		switch {
+		case errors.Is(err, vfs.ErrNotFound):
+			l.forget(k.ns, k.h)
+			*todo = append(*todo, k)
+		case err != nil:
+			return fmt.Errorf("touch %s %s in %v: %w", objectNoun(k.ns), k.h.Short(), l.store, err)
+		default:
+			l.markKnown(k.ns, k.h)
+		}
+	}
+	return nil
 }
 
 // manifestRecords returns the records holding snap's manifests, and its own.

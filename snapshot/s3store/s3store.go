@@ -444,22 +444,15 @@ func (s *Store) Delete(ctx context.Context, ns snapshot.Namespace, h vfs.Hash) e
 	return nil
 }
 
-// ObjectInfo describes one listed object.
-type ObjectInfo struct {
-	Hash     vfs.Hash
-	Size     int64
-	Modified time.Time
-}
-
 // List calls fn for every object in ns; see snapshot.Store.
 func (s *Store) List(ctx context.Context, ns snapshot.Namespace, fn func(h vfs.Hash, size int64) error) error {
-	return s.ListInfo(ctx, ns, func(o ObjectInfo) error { return fn(o.Hash, o.Size) })
+	return s.ListInfo(ctx, ns, func(o snapshot.ObjectInfo) error { return fn(o.Hash, o.Size) })
 }
 
 // ListInfo calls fn for every object in ns with its size and the time it
 // was stored, until fn returns an error, which ListInfo returns. Keys in
 // the namespace's prefix that are not object names are skipped.
-func (s *Store) ListInfo(ctx context.Context, ns snapshot.Namespace, fn func(ObjectInfo) error) error {
+func (s *Store) ListInfo(ctx context.Context, ns snapshot.Namespace, fn func(snapshot.ObjectInfo) error) error {
 	const op = "list"
 	if err := s.check(ctx, op, ns); err != nil {
 		return err
@@ -475,7 +468,7 @@ func (s *Store) ListInfo(ctx context.Context, ns snapshot.Namespace, fn func(Obj
 		if err != nil {
 			continue
 		}
-		if err := fn(ObjectInfo{Hash: h, Size: obj.Size, Modified: obj.LastModified}); err != nil {
+		if err := fn(snapshot.ObjectInfo{Hash: h, Size: obj.Size, Modified: obj.LastModified}); err != nil {
 			return err
 		}
 	}
@@ -484,6 +477,52 @@ func (s *Store) ListInfo(ctx context.Context, ns snapshot.Namespace, fn func(Obj
 	}
 	return nil
 }
+
+// Touch renews an object's modification time, so that remote garbage
+// collection's grace period starts anew: by a server-side copy of the
+// object onto itself with its metadata replaced, or, on servers where that
+// keeps the old time (versitygw), by downloading, verifying and uploading
+// it again. A missing object is an error matching vfs.ErrNotFound.
+func (s *Store) Touch(ctx context.Context, ns snapshot.Namespace, h vfs.Hash) error {
+	const op = "touch"
+	if err := s.check(ctx, op, ns); err != nil {
+		return err
+	}
+	key := s.key(ns, h)
+	before, err := s.client.StatObject(ctx, s.cfg.Bucket, key, minio.StatObjectOptions{})
+	if err != nil {
+		if isNotFound(err) {
+			return notFound(op, ns, h)
+		}
+		return s.wrap(ctx, op, ns, h, err)
+	}
+	_, err = s.client.CopyObject(ctx,
+		minio.CopyDestOptions{Bucket: s.cfg.Bucket, Object: key, ReplaceMetadata: true,
+			UserMetadata: map[string]string{"Vfsd-Touched": time.Now().UTC().Format(time.RFC3339Nano)}},
+		minio.CopySrcOptions{Bucket: s.cfg.Bucket, Object: key})
+	if err == nil {
+		after, serr := s.client.StatObject(ctx, s.cfg.Bucket, key, minio.StatObjectOptions{})
+		if serr == nil && after.LastModified.After(before.LastModified) {
+			return nil
+		}
+	}
+	b, err := s.Open(ctx, ns, h)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	_, err = s.client.PutObject(ctx, s.cfg.Bucket, key, io.NewSectionReader(b, 0, b.Size()), b.Size(), minio.PutObjectOptions{
+		ContentType: "application/octet-stream", DisableMultipart: b.Size() <= 64<<20, PartSize: 16 << 20})
+	if err != nil {
+		return s.wrap(ctx, op, ns, h, err)
+	}
+	return nil
+}
+
+var (
+	_ snapshot.InfoLister = (*Store)(nil)
+	_ snapshot.Toucher    = (*Store)(nil)
+)
 
 // Sync does nothing but check the store is open: every Put is durable
 // when it returns.
