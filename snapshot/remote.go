@@ -16,8 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/vfsd/vfsd/vfs"
 )
 
@@ -392,7 +390,7 @@ func (l *remoteLink) saveCache() error {
 		fmt.Fprintf(&b, "%s %d\n", ce.h, ce.size)
 	}
 	l.cacheMu.Unlock()
-	return renameio.WriteFile(l.cachePath(), []byte(b.String()), 0o600)
+	return writeFileAtomic(l.cachePath(), []byte(b.String()), 0o600)
 }
 
 func (l *remoteLink) loadCache(r *Repo) error {
@@ -781,7 +779,7 @@ func (l *remoteLink) saveQueueLocked() error {
 	if l.opts.StateDir == "" {
 		return nil
 	}
-	return renameio.WriteFile(l.queuePath(), []byte(strings.Join(l.queue, "\n")), 0o600)
+	return writeFileAtomic(l.queuePath(), []byte(strings.Join(l.queue, "\n")), 0o600)
 }
 
 func readQueue(path string) ([]string, error) {
@@ -920,4 +918,31 @@ func (r *Repo) Prefetch(ctx context.Context, id string) (int, error) {
 	close(work)
 	wg.Wait()
 	return int(fetched.Load()), ctx.Err()
+}
+
+// writeFileAtomic replaces path with data whole: a temporary file, synced,
+// renamed over it.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
