@@ -85,6 +85,18 @@ type Config struct {
 	// Origin header is refused (403), against DNS rebinding; requests
 	// without one (non-browser clients) are not affected.
 	AllowOrigins []string
+
+	// Remote, if set, is the s3:// URL of the object store this daemon
+	// shares snapshots through (see package s3store): snapshots are pushed
+	// there after they are taken, and snapshots this daemon lacks are
+	// fetched from there, their blobs on first read.
+	Remote string
+	// RemoteCacheBytes bounds the blobs fetched from the remote that are
+	// kept locally; snapshot.DefaultRemoteCacheBytes when zero.
+	RemoteCacheBytes int64
+	// RemoteGrace is the remote garbage collection's grace period;
+	// snapshot.DefaultRemoteGrace when zero.
+	RemoteGrace time.Duration
 }
 
 // privatePaths are the host paths no session may stage or write: the data

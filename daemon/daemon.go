@@ -64,6 +64,7 @@ type Daemon struct {
 
 	// uiAuth holds the review page's logins (uiauth.go).
 	uiAuth uiAuth
+	remoteURL string // Config.Remote, normalised; "" without one
 }
 
 // entry is one session as the daemon tracks it.
@@ -202,6 +203,9 @@ func (d *Daemon) recover(ctx context.Context) error {
 		return err
 	}
 	d.repo = repo
+	if err := d.linkRemote(ctx); err != nil {
+		return err
+	}
 	for _, s := range repo.Sessions() {
 		e := d.sessions[s.ID()]
 		if e == nil {

@@ -41,6 +41,9 @@ func (d *Daemon) routes() {
 	d.route("DELETE /v1/snapshots/{snap}", scopeAdmin, d.handleDeleteSnapshot)
 	d.route("DELETE /v1/sessions/{id}/snapshots/{snap}", scopeSession, d.handleDeleteSessionSnapshot)
 	d.route("POST /v1/snapshots/{snap}/fork", scopeAdmin, d.handleFork)
+	d.route("POST /v1/snapshots/{snap}/push", scopeAdmin, d.handlePush)
+	d.route("GET /v1/remote", scopeAdmin, d.handleRemoteStatus)
+	d.route("POST /v1/remote/gc", scopeAdmin, d.handleRemoteGC)
 	d.route("GET /v1/diff", scopeAdmin, d.handleDiff)
 	d.route("POST /v1/gc", scopeAdmin, d.handleGC)
 

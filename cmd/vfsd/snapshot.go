@@ -23,7 +23,8 @@ func newSnapshotCmd(g *globalFlags) *cobra.Command {
 		},
 	}
 	cmd.AddCommand(newSnapshotCreateCmd(g), newSnapshotListCmd(g), newSnapshotShowCmd(g), newSnapshotRestoreCmd(g),
-		newSnapshotForkCmd(g), newSnapshotDiffCmd(g), newSnapshotRmCmd(g), newSnapshotGCCmd(g))
+		newSnapshotForkCmd(g), newSnapshotDiffCmd(g), newSnapshotRmCmd(g), newSnapshotGCCmd(g),
+		newSnapshotPushCmd(g), newSnapshotRemoteCmd(g))
 	return cmd
 }
 
