@@ -15,6 +15,7 @@ package hostmount
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -95,7 +96,7 @@ func validate(m Mount) (*mountPlan, error) {
 	if !filepath.IsAbs(m.HostPath) {
 		return nil, &vfs.Error{Op: "mount", Path: m.HostPath, Code: vfs.CodeInvalid, Msg: "host_path must be absolute"}
 	}
-	for _, seg := range strings.Split(m.HostPath, "/") {
+	for _, seg := range strings.FieldsFunc(m.HostPath, func(c rune) bool { return c < 0x80 && os.IsPathSeparator(uint8(c)) }) {
 		if seg == ".." {
 			return nil, &vfs.Error{Op: "mount", Path: m.HostPath, Code: vfs.CodeInvalid, Msg: `host_path must not contain ".."; name the folder directly`}
 		}
