@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,7 +113,8 @@ type applier struct {
 	done []snapshot.DiffEntry
 }
 
-// hostOf maps a session path to the last mount that covers it.
+// hostOf maps a session path to the last mount that covers it: its root,
+// its path beneath the root (slash-separated) and its host path.
 func (a *applier) hostOf(plans []*mountPlan, p vfs.Path) (root, string, string, bool, error) {
 	for i := len(plans) - 1; i >= 0; i-- {
 		mp := plans[i]
@@ -125,7 +127,7 @@ func (a *applier) hostOf(plans []*mountPlan, p vfs.Path) (root, string, string, 
 		if err != nil {
 			return root{}, "", hp, true, err
 		}
-		return r, rootRel, hp, true, nil
+		return r, filepath.ToSlash(rootRel), hp, true, nil
 	}
 	return root{}, "", "", false, nil
 }

@@ -109,3 +109,36 @@ func TestApplyDirectoryMode(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
 }
+
+// TestApplyOverReadOnlyFile replaces a read-only host file (the mode the
+// session keeps) and deletes another: a read-only file is no obstacle on
+// any system, as with cp or an editor's save-by-rename.
+func TestApplyOverReadOnlyFile(t *testing.T) {
+	e := newEnv(t)
+	e.write("proj/ro.txt", "old\n")
+	e.write("proj/gone.txt", "bye\n")
+	host := filepath.Join(e.root, "proj")
+	for _, f := range []string{"ro.txt", "gone.txt"} {
+		require.NoError(t, os.Chmod(filepath.Join(host, f), 0o444))
+	}
+	mounts := []Mount{{HostPath: host, MountPath: "/"}}
+	s, rep, err := e.im.Stage(ctx, e.repo, snapshot.SessionOptions{}, mounts, nil)
+	require.NoError(t, err)
+	_, err = s.WriteFile(ctx, vfs.MustPath("ro.txt"), strings.NewReader("new\n"), vfs.WriteOptions{})
+	require.NoError(t, err)
+	require.NoError(t, s.Remove(ctx, vfs.MustPath("gone.txt"), vfs.RemoveOptions{}))
+	got, err := e.im.Apply(ctx, e.repo, rep.Snapshot, s, mounts, ApplyOptions{})
+	require.NoError(t, err)
+	require.Empty(t, got.Conflicts)
+	require.Len(t, got.Applied, 2)
+	for _, c := range got.Applied {
+		require.Empty(t, c.Note)
+	}
+	requireContent(t, filepath.Join(host, "ro.txt"), "new\n")
+	require.NoFileExists(t, filepath.Join(host, "gone.txt"))
+	fi, err := os.Stat(filepath.Join(host, "ro.txt"))
+	require.NoError(t, err)
+	require.Zero(t, fi.Mode().Perm()&0o222, "still read-only")
+	leftovers, _ := filepath.Glob(filepath.Join(host, ".*.vfsd-*"))
+	require.Empty(t, leftovers)
+}

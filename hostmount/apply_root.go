@@ -216,7 +216,11 @@ func (a *applier) writeFile(parent parentDir, name string, n vfs.Node, before vf
 		}
 		return err
 	}
-	return parent.Remove(aside)
+	if err := parent.Remove(aside); err != nil {
+		// The session's file is in place: the change is applied.
+		c.Note = fmt.Sprintf("the host's previous version is left beside it as %s (%v); remove it by hand", aside, err)
+	}
+	return nil
 }
 
 // moveAside renames name in parent to a fresh name and checks that what

@@ -162,7 +162,7 @@ func TestApplyRacingHost(t *testing.T) {
 
 			got, err := e.im.Apply(ctx, e.repo, rep.Snapshot, s, mounts, ApplyOptions{})
 			require.NoError(t, err)
-			require.Equal(t, 1, raced)
+			require.Equal(t, 1, raced, "%+v", got.Conflicts)
 			require.Empty(t, got.Applied)
 			require.Len(t, got.Conflicts, 1)
 			require.Contains(t, got.Conflicts[0].Conflict, "while being applied")
