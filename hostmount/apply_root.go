@@ -197,7 +197,11 @@ func (a *applier) writeFile(parent parentDir, name string, n vfs.Node, before vf
 		testHookBeforeMove(name)
 	}
 	if !existed {
-		return placeNew(parent, tmp, name)
+		if err := placeNew(parent, tmp, name); err != nil {
+			return err
+		}
+		keepMode(parent, name, n, c)
+		return nil
 	}
 	aside, err := a.moveAside(parent, name, before)
 	if err != nil {
@@ -220,7 +224,22 @@ func (a *applier) writeFile(parent parentDir, name string, n vfs.Node, before vf
 		// The session's file is in place: the change is applied.
 		c.Note = fmt.Sprintf("the host's previous version is left beside it as %s (%v); remove it by hand", aside, err)
 	}
+	keepMode(parent, name, n, c)
 	return nil
+}
+
+// keepMode gives the file just moved to name n's mode again if removing
+// its temporary name took it away: where Windows cannot delete a read-only
+// name directly, Go clears the read-only attribute first, which the other
+// name of the file shares.
+func keepMode(parent parentDir, name string, n vfs.Node, c *ApplyChange) {
+	fi, err := parent.Lstat(name)
+	if err != nil || !fi.Mode().IsRegular() || hostModeBits(fi.Mode()&vfs.PermBits) == hostModeBits(n.Mode&vfs.PermBits) {
+		return
+	}
+	if err := parent.Chmod(name, n.Mode&vfs.PermBits); err != nil && c.Note == "" {
+		c.Note = fmt.Sprintf("written with mode %04o, not %04o as in the session (%v)", uint32(fi.Mode().Perm()), uint32(n.Mode.Perm()), err)
+	}
 }
 
 // moveAside renames name in parent to a fresh name and checks that what
