@@ -43,6 +43,10 @@ func (sc *scanner) scan(rootRel string) error {
 		if err != nil {
 			return openErr(sc.mp.hostPath, err)
 		}
+		if now, err := d.Stat("."); err != nil || !os.SameFile(now, fi) {
+			d.Close()
+			return &vfs.Error{Op: "mount", Path: sc.mp.hostPath, Code: vfs.CodeConflict, Msg: "changed on the host while being opened; import again"}
+		}
 		sc.add(entry{path: sc.mp.mountPath, kind: vfs.KindDir, meta: infoMeta(fi)})
 		if sc.visiting != nil {
 			sc.onPath = append(sc.onPath, fi)
@@ -160,8 +164,12 @@ func (sc *scanner) child(d *os.Root, name, rel, openRel string, spath vfs.Path, 
 		} else {
 			id, nlink, err = fileIdentity(d, name, fi)
 		}
-		if err != nil {
+		switch {
+		case errors.Is(err, errSwapped) || errors.Is(err, fs.ErrNotExist):
 			sc.skip(rel, SkipChanged)
+			return nil
+		case err != nil: // Windows opens the file for its identity: locked, say
+			sc.skip(rel, SkipUnreadable)
 			return nil
 		}
 		sc.addFile(entry{path: spath, openRel: openRel}, fi, id, nlink)
