@@ -1,3 +1,5 @@
+//go:build linux && !vfsd_osroot
+
 package hostmount
 
 import (
@@ -26,7 +28,7 @@ func (ci *contentImport) file(ctx context.Context, s *scanned, e *entry) error {
 		}
 	}
 	if testHookBeforeOpenFile != nil {
-		testHookBeforeOpenFile(join(s.root.path, e.openRel))
+		testHookBeforeOpenFile(hostJoin(s.root.path, e.openRel))
 	}
 	fd, err := noAtime(func(flags int) (int, error) { return openBeneath(s.root.fd, e.openRel, flags, true) }, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW)
 	if err != nil {
@@ -51,7 +53,7 @@ func (ci *contentImport) file(ctx context.Context, s *scanned, e *entry) error {
 			ci.skip(s, e, SkipUnreadable)
 			return nil
 		}
-		return fmt.Errorf("import %s: %w", s.mp.hostPath+"/"+e.openRel, err)
+		return fmt.Errorf("import %s: %w", hostJoin(s.root.path, e.openRel), err)
 	}
 	var after unix.Stat_t
 	if unix.Fstat(fd, &after) == nil && idOf(&after) == idOf(&before) {

@@ -370,5 +370,5 @@ func (ci *contentImport) finish(s *scanned, e *entry, c imported, unpin func(), 
 func (ci *contentImport) skip(s *scanned, e *entry, reason string) {
 	ci.mu.Lock()
 	defer ci.mu.Unlock()
-	ci.skipped = append(ci.skipped, Skip{HostPath: join(s.root.path, e.openRel), Reason: reason})
+	ci.skipped = append(ci.skipped, Skip{HostPath: hostJoin(s.root.path, e.openRel), Reason: reason})
 }
