@@ -188,46 +188,53 @@ live — what the agent changed.`,
 			return usageArgs(cobra.ExactArgs(2))(cmd, args)
 		},
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
-		q := client.DiffQuery{From: from, To: to, Text: out.json}
+		q := client.DiffQuery{From: from, To: to}
 		if session == "" {
 			q.From, q.To = args[0], args[1]
 		}
-		if out.json || stat {
-			var d *api.Diff
-			var err error
-			if session != "" {
-				d, err = c.SessionDiff(cmd.Context(), session, q)
-			} else {
-				d, err = c.Diff(cmd.Context(), q)
-			}
-			if err != nil {
-				return err
-			}
-			return out.print(d, func(w io.Writer) {
-				for _, e := range d.Entries {
-					fmt.Fprintf(w, "%-8s %-7s %s\n", e.Change, e.Kind, textdiff.QuotePath(e.Path))
-				}
-				fmt.Fprintf(w, "%d added, %d modified, %d deleted\n", d.Added, d.Modified, d.Deleted)
-			})
-		}
-		var text string
-		var err error
-		if session != "" {
-			text, err = c.SessionDiffText(cmd.Context(), session, q)
-		} else {
-			text, err = c.DiffText(cmd.Context(), q)
-		}
-		if err != nil {
-			return err
-		}
-		_, err = io.WriteString(cmd.OutOrStdout(), text)
-		return err
+		return printDiff(cmd, c, out, session, q, stat)
 	})
 	cmd.Flags().StringVar(&session, "session", "", "compare two states of this session")
 	cmd.Flags().StringVar(&from, "from", "", "with --session: base, import, live or a snapshot (default base)")
 	cmd.Flags().StringVar(&to, "to", "", "with --session: base, import, live or a snapshot (default live)")
 	cmd.Flags().BoolVar(&stat, "stat", false, "list the changed paths instead of the diff")
 	return cmd
+}
+
+// printDiff prints the diff q of session (or, with session "", of two
+// global states): unified, --stat's one line per path, or --json's JSON.
+func printDiff(cmd *cobra.Command, c *client.Client, out *output, session string, q client.DiffQuery, stat bool) error {
+	q.Text = out.json
+	if out.json || stat {
+		var d *api.Diff
+		var err error
+		if session != "" {
+			d, err = c.SessionDiff(cmd.Context(), session, q)
+		} else {
+			d, err = c.Diff(cmd.Context(), q)
+		}
+		if err != nil {
+			return err
+		}
+		return out.print(d, func(w io.Writer) {
+			for _, e := range d.Entries {
+				fmt.Fprintf(w, "%-8s %-7s %s\n", e.Change, e.Kind, textdiff.QuotePath(e.Path))
+			}
+			fmt.Fprintf(w, "%d added, %d modified, %d deleted\n", d.Added, d.Modified, d.Deleted)
+		})
+	}
+	var text string
+	var err error
+	if session != "" {
+		text, err = c.SessionDiffText(cmd.Context(), session, q)
+	} else {
+		text, err = c.DiffText(cmd.Context(), q)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(cmd.OutOrStdout(), text)
+	return err
 }
 
 func newSnapshotGCCmd(g *globalFlags) *cobra.Command {
