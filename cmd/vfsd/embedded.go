@@ -252,8 +252,8 @@ func startEmbeddedDaemon(ctx context.Context, roots []string, log io.Writer) (*e
 		// The command's daemon leaves the mounts a vfsd serve recorded down:
 		// they would last no longer than the command.
 		NoRemount: true,
-		Logger:       slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Version:      version(),
+		Logger:    slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Version:   version(),
 	})
 	if err != nil {
 		os.RemoveAll(e.sockDir)

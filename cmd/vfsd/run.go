@@ -42,15 +42,15 @@ type runResult struct {
 }
 
 type runFlags struct {
-	dir, oldDir, session          string
-	id, policy, ttl, sandbox      string
-	jsonFile, policyFile          string
-	include, exclude, writable    []string
-	gitignore, defaultExcludes    bool
-	noNetwork, asJSON, apply      bool
-	backend                       string
-	pf                            progressFlag
-	policyObject                  []byte // --policy-file's content
+	dir, oldDir, session       string
+	id, policy, ttl, sandbox   string
+	jsonFile, policyFile       string
+	include, exclude, writable []string
+	gitignore, defaultExcludes bool
+	noNetwork, asJSON, apply   bool
+	backend                    string
+	pf                         progressFlag
+	policyObject               []byte // --policy-file's content
 }
 
 func newRunCmd(g *globalFlags) *cobra.Command {
@@ -125,7 +125,7 @@ is dropped).`,
 			dir, err := runDir(rf.dir)
 			if err != nil {
 				return usageError{err}
-			}			// What can fail without a daemon fails before anything is staged.
+			} // What can fail without a daemon fails before anything is staged.
 			spec := sandboxSpec{workDir: dir, noNetwork: rf.noNetwork, argv: args, backend: rf.backend}
 			if spec.kind, spec.bwrap, err = resolveSandbox(rf.sandbox); err != nil {
 				var ue usageError

@@ -28,9 +28,9 @@ var errNotOK = errors.New("the tool call did not succeed (see the receipt's stat
 
 func newToolCmd(g *globalFlags) *cobra.Command {
 	var (
-		dir, params, oldParams            string
-		preset, contractName              string
-		dryRun, text                      bool
+		dir, params, oldParams string
+		preset, contractName   string
+		dryRun, text           bool
 	)
 	cmd := &cobra.Command{
 		Use:   "tool SESSION NAME [--params PARAMS] | tool --dir DIR NAME [--params PARAMS]",
