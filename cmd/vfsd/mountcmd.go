@@ -153,7 +153,9 @@ func newUnmountCmd(g *globalFlags) *cobra.Command {
 	return remoteCmd(g, &cobra.Command{
 		Use:   "unmount DIR",
 		Short: "Unmount the session mounted at DIR",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Example: `  vfsd unmount /mnt/review
+  vfsd mount                 # the mounts, to find DIR`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		dir, err := filepath.Abs(args[0])
 		if err != nil {

@@ -25,7 +25,10 @@ func newSessionCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "session",
 		Short: "Create, list, show, reset and close (rm) the daemon's sessions",
-		Args:  usageArgs(cobra.NoArgs),
+		Example: `  vfsd session create --id review --folder ~/src/app=/
+  vfsd session list
+  vfsd session rm review`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageError{fmt.Errorf("name a verb: %s", verbs(cmd))}
 		},
@@ -261,7 +264,9 @@ func newSessionShowCmd(g *globalFlags) *cobra.Command {
 	return remoteCmd(g, &cobra.Command{
 		Use:   "show SESSION",
 		Short: "Show a session",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Example: `  vfsd session show review
+  vfsd session show review --json | jq .effective_policy`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		s, err := c.Session(cmd.Context(), args[0])
 		if err != nil {
@@ -353,7 +358,9 @@ func newSessionTTLCmd(g *globalFlags) *cobra.Command {
 	return remoteCmd(g, &cobra.Command{
 		Use:   "ttl SESSION DURATION",
 		Short: `Give a session a new lifetime from now (like 2h; "never" for no expiry)`,
-		Args:  usageArgs(cobra.ExactArgs(2)),
+		Example: `  vfsd session ttl review 2h
+  vfsd session ttl review never`,
+		Args: usageArgs(cobra.ExactArgs(2)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		s, err := c.SetTTL(cmd.Context(), args[0], args[1])
 		if err != nil {
@@ -368,7 +375,9 @@ func newSessionToolsCmd(g *globalFlags) *cobra.Command {
 	cmd := remoteCmd(g, &cobra.Command{
 		Use:   "tools SESSION [--profile P]",
 		Short: "Print a session's tool definitions in a provider's JSON, and the prompt section",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Example: `  vfsd session tools review
+  vfsd session tools review --profile openai --json | jq .tools`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		tl, err := c.Tools(cmd.Context(), args[0], profile)
 		if err != nil {

@@ -143,6 +143,8 @@ func newApplyPatchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apply-patch [--dir DIR] [--dry-run] < PATCH",
 		Short: "Apply a V4A patch (Codex's apply_patch format) to a plain directory, all or nothing",
+		Example: `  vfsd apply-patch < change.patch
+  git diff | vfsd apply-patch --dir ../copy --dry-run    # V4A patches only; this one is refused`,
 		Long: `Reads a V4A patch (*** Begin Patch ... *** End Patch) from stdin and applies
 it to DIR (default: the current directory) through a throwaway session: the
 whole patch applies or nothing changes. Prints the receipt as JSON (per-file
