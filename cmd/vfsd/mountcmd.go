@@ -178,6 +178,6 @@ func newUnmountCmd(g *globalFlags) *cobra.Command {
 				})
 			}
 		}
-		return errors.New("no session is mounted at " + dir + "; vfsd session list shows the sessions, vfsd session show SESSION their mounts")
+		return errors.New("no session is mounted at " + dir + "; vfsd mount (with no arguments) lists the mounts")
 	})
 }
