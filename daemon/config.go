@@ -63,6 +63,11 @@ type Config struct {
 	// TokenFile, are never staged into a session nor written by apply, and
 	// that /healthz reports to the admin so vfsd run can hide them.
 	PrivatePaths []string
+	// NoRemount leaves the FUSE and overlay mounts recorded in the
+	// sessions' metadata down at start (they stay recorded, for the next
+	// daemon): for a daemon run inside one CLI command, whose mounts would
+	// last no longer than the command.
+	NoRemount bool
 
 	// HeaderTimeout bounds reading a request's headers; 10s when zero.
 	HeaderTimeout time.Duration

@@ -236,7 +236,9 @@ func (d *Daemon) recover(ctx context.Context) error {
 	}
 	d.removeStrayCallLogs()
 	for _, e := range d.sessions {
-		d.remount(e)
+		if !d.cfg.NoRemount {
+			d.remount(e)
+		}
 	}
 	return nil
 }

@@ -27,6 +27,8 @@ type sessionMeta struct {
 	Format  int       `json:"format"`
 	ID      string    `json:"id"`
 	Created time.Time `json:"created"`
+	// Label is the note the session was created with.
+	Label string `json:"label,omitempty"`
 	// Expires is when the session is closed; zero means never.
 	Expires time.Time `json:"expires,omitzero"`
 	Policy  string    `json:"policy"`

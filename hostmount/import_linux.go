@@ -23,7 +23,7 @@ func (ci *contentImport) file(ctx context.Context, s *scanned, e *entry) error {
 			return err
 		}
 		if ok {
-			ci.finish(s, e, imported{hash: h, size: e.id.size, enc: enc}, unpin, true)
+			ci.finish(s, e, imported{hash: h, size: e.id.size, enc: enc}, unpin, true, 0)
 			return nil
 		}
 	}
@@ -44,8 +44,10 @@ func (ci *contentImport) file(ctx context.Context, s *scanned, e *entry) error {
 		return nil
 	}
 	sn := vfs.NewSniffer(f)
-	h, size, unpin, err := ci.repo.Blobs().Put(ctx, sn, true)
+	counting, counted := ci.reading(sn)
+	h, size, unpin, err := ci.repo.Blobs().Put(ctx, counting, true)
 	if err != nil {
+		ci.unread(*counted)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -59,6 +61,6 @@ func (ci *contentImport) file(ctx context.Context, s *scanned, e *entry) error {
 	if unix.Fstat(fd, &after) == nil && idOf(&after) == idOf(&before) {
 		ci.im.cache.store(idOf(&before), h, sn.Encoding())
 	}
-	ci.finish(s, e, imported{hash: h, size: size, enc: sn.Encoding()}, unpin, false)
+	ci.finish(s, e, imported{hash: h, size: size, enc: sn.Encoding()}, unpin, false, *counted)
 	return nil
 }

@@ -471,6 +471,30 @@ func TestProgress(t *testing.T) {
 	require.True(t, phases["scan"] && phases["import"])
 }
 
+// TestProgressInsideALargeFile checks that the byte count moves while a
+// large file is copied, not only once it is done (a 3 GiB file used to
+// show nothing for its whole copy).
+func TestProgressInsideALargeFile(t *testing.T) {
+	e := newEnv(t)
+	const size = 8 << 20
+	e.write("big/f", strings.Repeat("x", size))
+	saved := progressEvery
+	progressEvery = 0 // every read reports
+	t.Cleanup(func() { progressEvery = saved })
+	var got []Progress
+	_, _, err := e.im.Import(ctx, e.repo, []Mount{{HostPath: e.root + "/big"}}, func(p Progress) { got = append(got, p) })
+	require.NoError(t, err)
+	var inside int
+	for _, p := range got {
+		if p.Phase == "import" && p.Files == 0 && p.Bytes > 0 && p.Bytes < size {
+			inside++
+		}
+		require.LessOrEqual(t, p.Bytes, int64(size), "no byte is counted twice")
+	}
+	require.Greater(t, inside, 1, "the byte count moves while the file is copied: %v", got)
+	require.Equal(t, Progress{Phase: "import", Files: 1, FilesTotal: 1, Bytes: size, BytesTotal: size}, got[len(got)-1])
+}
+
 func TestRootConfiguredThroughSymlink(t *testing.T) {
 	if !canSymlink(t) {
 		t.Skip("this system cannot create symlinks")

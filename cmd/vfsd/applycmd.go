@@ -12,7 +12,7 @@ import (
 
 func newApplyCmd(g *globalFlags) *cobra.Command {
 	var dryRun bool
-	cmd := remoteCmd(g, &cobra.Command{
+	cmd := remoteCmd(g, sessionHost(&cobra.Command{
 		Use:   "apply SESSION [--dry-run]",
 		Short: "Write a session's changes back to the host folders it was staged from",
 		Long: `Writes what changed in SESSION since its host folders were imported (or last
@@ -22,10 +22,13 @@ refuses (a directory that gained files, permission denied, a full disk). What
 was applied becomes the new starting point, so applying again after fixing the
 host writes only the rest. --dry-run reports what would be written and writes
 nothing. Paths with control characters, quotes, backslashes or non-ASCII bytes
-are printed quoted as git quotes them ("a\nb"). Review first with vfsd snapshot diff --session
-SESSION --from import.`,
+are printed quoted as git quotes them ("a\nb"). Review first with vfsd diff
+SESSION. No running daemon is needed: vfsd runs one inside the command.`,
+		Example: `  vfsd diff review                        # review what would be written
+  vfsd apply review --dry-run             # list it
+  vfsd apply review && vfsd session rm review`,
 		Args: usageArgs(cobra.ExactArgs(1)),
-	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+	}, 0), func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		r, err := c.Apply(cmd.Context(), args[0], dryRun)
 		if err != nil {
 			return err

@@ -35,6 +35,10 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve [--data-dir DIR] [--socket PATH] [--listen ADDR] [--allow-root DIR]...",
 		Short: "Run the daemon: the HTTP/JSON API on a Unix socket, and on TCP with --listen",
+		Example: `  vfsd serve --allow-root ~/src
+  vfsd serve --allow-root ~/src --listen 127.0.0.1:7070     # TCP too, behind tokens
+  vfsd serve --data-dir /var/lib/vfsd --socket /run/vfsd.sock --default-ttl 24h
+  VFSD_ADDR=127.0.0.1:7070 vfsd session list                # a client over TCP (admin token from the data dir)`,
 		Long: `Runs the vfsd daemon until interrupted (SIGINT or SIGTERM), then shuts down
 gracefully: requests in flight finish, FUSE mounts are unmounted (and mounted
 again at the next start), sessions are closed and flushed.
