@@ -71,7 +71,8 @@ Exit codes: 0 success; 1 the command failed (stderr says why and what to do);
 	g := &globalFlags{}
 	g.addTo(root)
 	root.AddCommand(newBenchCmd(), newDemoCmd(), newToolCmd(g), newApplyPatchCmd(),
-		newServeCmd(g), newMCPCmd(g), newRunCmd(g), newNamespaceChildCmd(), newSessionCmd(g), newSnapshotCmd(g), newApplyCmd(g), newMountCmd(g), newUnmountCmd(g))
+		newServeCmd(g), newMCPCmd(g), newRunCmd(g), newNamespaceChildCmd(), newSessionCmd(g), newSnapshotCmd(g), newApplyCmd(g), newMountCmd(g), newUnmountCmd(g),
+		newLogCmd(g))
 	return root
 }
 
