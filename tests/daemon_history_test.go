@@ -311,13 +311,18 @@ func TestDaemonRebase(t *testing.T) {
 	require.Equal(t, []string{"host-only.txt"}, rep.Taken)
 	require.Equal(t, 1, rep.KeptCount)
 
-	// Rewinding to before the rebase brings its import back: apply then
-	// sees the host's change as a conflict again instead of undoing it.
+	// Rewinding to before the rebase brings its import back: the state
+	// then was based on it, so apply does not undo the host's change (with
+	// the rebase's import it would write the old content back).
 	rw, err := c.Rewind(ctx, "r", api.RewindRequest{Seq: &rep.SeqBefore})
 	require.NoError(t, err)
 	require.Equal(t, rep.PreviousImport, rw.ImportSnapshot)
-	ar, err := c.Apply(ctx, "r", true)
+	ar, err := c.Apply(ctx, "r", false)
 	require.NoError(t, err)
-	require.Len(t, ar.Conflicts, 1, fmt.Sprint(ar))
-	require.Equal(t, "/host-only.txt", ar.Conflicts[0].Path)
+	require.Empty(t, ar.Conflicts, fmt.Sprint(ar))
+	for _, ch := range ar.Applied {
+		require.NotEqual(t, "/host-only.txt", ch.Path, fmt.Sprint(ar))
+	}
+	require.Equal(t, "host, later\n", hostRead("host-only.txt"))
+	require.Equal(t, "session, later\n", hostRead("session-only.txt"))
 }
