@@ -326,4 +326,3 @@ func TestDaemonRebase(t *testing.T) {
 	require.Equal(t, "host, later\n", hostRead("host-only.txt"))
 	require.Equal(t, "session, later\n", hostRead("session-only.txt"))
 }
-
