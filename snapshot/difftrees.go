@@ -20,7 +20,25 @@ func (r *Repo) DiffTrees(ctx context.Context, a, b vfs.Tree, scope []vfs.Change,
 	if len(scope) == 0 {
 		scope = []vfs.Change{{Path: vfs.Root, Subtree: true}}
 	}
-	for _, c := range normalizeScope(scope) {
+	// Parents an event created (or removed) along the way are not in its
+	// changes: a path's topmost ancestor missing on one side stands for it.
+	widened := make([]vfs.Change, 0, len(scope))
+	for _, c := range scope {
+		top := vfs.Path("")
+		c.Path.Ancestors(func(q vfs.Path) bool {
+			_, inA := a.Get(q)
+			_, inB := b.Get(q)
+			if inA != inB {
+				top = q
+			}
+			return true
+		})
+		if top != "" {
+			c = vfs.Change{Path: top, Subtree: true}
+		}
+		widened = append(widened, c)
+	}
+	for _, c := range normalizeScope(widened) {
 		na, okA := a.Get(c.Path)
 		nb, okB := b.Get(c.Path)
 		switch {
