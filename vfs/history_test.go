@@ -3,6 +3,7 @@ package vfs_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -211,4 +212,40 @@ func TestEventsCarryTheirOrigin(t *testing.T) {
 		return nil
 	}))
 	require.Equal(t, []string{"fuse:1:/mnt", ""}, origins)
+}
+
+// BenchmarkRewind rewinds 20 events in workspaces of growing size: the
+// cost follows the history replayed, not the number of files.
+func BenchmarkRewind(b *testing.B) {
+	for _, files := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprintf("files=%d", files), func(b *testing.B) {
+			blobs := vfstest.NewBlobs()
+			h, _, _, err := blobs.Put(ctx, strings.NewReader("x"), false)
+			require.NoError(b, err)
+			root, _ := vfs.EmptyTree(0).Get(vfs.Root)
+			tb := vfs.NewTreeBuilder(root)
+			for i := range files {
+				tb.Set(vfs.MustPath(fmt.Sprintf("d%03d/f%06d", i%500, i)), vfs.Node{Kind: vfs.KindFile, Blob: h, Size: 1, Mode: 0o644, Ino: uint64(i + 1000), Nlink: 1})
+			}
+			for i := range 500 {
+				tb.Set(vfs.MustPath(fmt.Sprintf("d%03d", i)), vfs.Node{Kind: vfs.KindDir, Mode: 0o755, Ino: uint64(i + 2), Nlink: 2})
+			}
+			base := tb.Tree()
+			s, err := vfs.Create(ctx, vfstest.Options(b, blobs), base, "base")
+			require.NoError(b, err)
+			defer s.Close()
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				start := s.Info().Seq
+				for j := range 20 {
+					_, err := s.WriteFile(ctx, vfs.MustPath(fmt.Sprintf("d001/new%d", j)), strings.NewReader("y"), vfs.WriteOptions{})
+					require.NoError(b, err)
+				}
+				b.StartTimer()
+				_, err := s.Rewind(ctx, start)
+				require.NoError(b, err)
+			}
+		})
+	}
 }
