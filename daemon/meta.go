@@ -68,6 +68,9 @@ type sessionMeta struct {
 	// the snapshot a fork started from — deleted when it closes unless
 	// another session still needs them.
 	Owned []string `json:"owned,omitempty"`
+	// ImportMarks record the imports rebases moved Import from, in order:
+	// a rewind to before a rebase brings its import back.
+	ImportMarks []importMark `json:"import_marks,omitempty"`
 
 	// UID identifies this incarnation of the session: random, never
 	// reused, unlike ID. Snapshots taken of it record it, and a session

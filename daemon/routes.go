@@ -30,6 +30,9 @@ func (d *Daemon) routes() {
 	d.route("GET /v1/sessions/{id}/tools", scopeSession, d.handleToolList)
 	d.route("POST /v1/sessions/{id}/tools/{name}", scopeSession, d.handleToolCall)
 	d.route("GET /v1/sessions/{id}/calls", scopeSession, d.handleCallLog)
+	d.route("GET /v1/sessions/{id}/log", scopeSession, d.handleLog)
+	d.route("POST /v1/sessions/{id}/rewind", scopeSession, d.handleRewind)
+	d.route("POST /v1/sessions/{id}/rebase", scopeAdmin, d.handleRebase)
 	d.route("GET /v1/sessions/{id}/contract/state", scopeSession, d.handleContractState)
 
 	d.route("POST /v1/sessions/{id}/snapshots", scopeSession, d.handleCreateSnapshot)

@@ -182,7 +182,15 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) {
 	defer closeParent(parent)
 	before, existed := a.base.Get(e.Path)
 	if msg := a.conflict(parent, name, before, existed); msg != "" {
-		conflict(msg)
+		if a.hostHas(parent, name, e) {
+			// The host changed, but to exactly what the session has:
+			// nothing to write, and nothing in conflict.
+			c.Note = "the host already has it"
+			a.report.Applied = append(a.report.Applied, c)
+			a.done = append(a.done, e)
+			return
+		}
+		conflict(msg + "; bring the host's changes into the session with vfsd session rebase, then apply again")
 		return
 	}
 	if a.dry {

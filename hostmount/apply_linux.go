@@ -295,3 +295,32 @@ func (a *applier) writeTemp(parent int, tmp string, n vfs.Node, c *ApplyChange) 
 	}
 	return err
 }
+
+// hostHas reports whether the host's name in parent already is what entry
+// e makes it: gone for a removal, a directory for a new one, the same
+// symlink target, or a regular file with the same content and mode.
+func (a *applier) hostHas(parent int, name string, e snapshot.DiffEntry) bool {
+	var st unix.Stat_t
+	err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if e.Change == snapshot.Deleted {
+		return errors.Is(err, unix.ENOENT)
+	}
+	if err != nil || e.OldKind != 0 {
+		return false
+	}
+	switch e.Kind {
+	case vfs.KindDir:
+		return st.Mode&unix.S_IFMT == unix.S_IFDIR && uint32(st.Mode)&0o7777 == e.NewMode
+	case vfs.KindSymlink:
+		buf := make([]byte, 4096)
+		n, err := unix.Readlinkat(parent, name, buf)
+		return st.Mode&unix.S_IFMT == unix.S_IFLNK && err == nil && string(buf[:n]) == e.NewTarget
+	case vfs.KindFile:
+		if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != e.NewSize || uint32(st.Mode)&0o7777 != e.NewMode || e.NewBlob.IsZero() {
+			return false
+		}
+		h, err := hashAt(parent, name)
+		return err == nil && h == e.NewBlob
+	}
+	return false
+}

@@ -17,6 +17,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -410,4 +411,34 @@ func kindOfInfo(fi fs.FileInfo) vfs.Kind {
 		return vfs.KindBlockDev
 	}
 	return 0
+}
+
+// hostHas reports whether the host's name in parent already is what entry
+// e makes it: gone for a removal, a directory for a new one, the same
+// symlink target, or a regular file with the same content and mode.
+func (a *applier) hostHas(parent parentDir, name string, e snapshot.DiffEntry) bool {
+	fi, err := parent.Lstat(name)
+	if e.Change == snapshot.Deleted {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	if err != nil || e.OldKind != 0 {
+		return false
+	}
+	switch e.Kind {
+	case vfs.KindDir:
+		return fi.IsDir() && (runtime.GOOS == "windows" || uint32(fi.Mode().Perm()) == e.NewMode&0o777)
+	case vfs.KindSymlink:
+		target, err := parent.Readlink(name)
+		return fi.Mode()&fs.ModeSymlink != 0 && err == nil && target == e.NewTarget
+	case vfs.KindFile:
+		if !fi.Mode().IsRegular() || fi.Size() != e.NewSize || e.NewBlob.IsZero() {
+			return false
+		}
+		if runtime.GOOS != "windows" && uint32(fi.Mode().Perm()) != e.NewMode&0o777 {
+			return false
+		}
+		h, err := hashAt(parent, name, fi)
+		return err == nil && h == e.NewBlob
+	}
+	return false
 }

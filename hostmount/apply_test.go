@@ -180,3 +180,41 @@ func TestApplyRacingHost(t *testing.T) {
 		})
 	}
 }
+
+// A host file changed to the very content the session has is no conflict:
+// the apply reports it applied (the host already has it), writes nothing,
+// and the next apply has nothing left to do.
+func TestApplyHostAlreadyHasTheSessionsContent(t *testing.T) {
+	e := newEnv(t)
+	e.write("proj/same.txt", "base\n")
+	e.write("proj/differs.txt", "base\n")
+	mounts := []Mount{{HostPath: filepath.Join(e.root, "proj"), MountPath: "/"}}
+	s, rep, err := e.im.Stage(ctx, e.repo, snapshot.SessionOptions{}, mounts, nil)
+	require.NoError(t, err)
+	for p, content := range map[string]string{"same.txt": "agreed\n", "differs.txt": "session\n", "new.txt": "both\n"} {
+		_, err := s.WriteFile(ctx, vfs.MustPath(p), strings.NewReader(content), vfs.WriteOptions{})
+		require.NoError(t, err)
+	}
+	e.write("proj/same.txt", "agreed\n")
+	e.write("proj/differs.txt", "host\n")
+	e.write("proj/new.txt", "both\n")
+	require.NoError(t, os.Chmod(filepath.Join(e.root, "proj/new.txt"), 0o644))
+	st, err := s.Stat(ctx, vfs.MustPath("new.txt"))
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(filepath.Join(e.root, "proj/new.txt"), st.Mode.Perm()))
+
+	got, err := e.im.Apply(ctx, e.repo, rep.Snapshot, s, mounts, ApplyOptions{})
+	require.NoError(t, err)
+	applied := map[string]string{}
+	for _, c := range got.Applied {
+		applied[c.Path] = c.Note
+	}
+	require.Equal(t, "the host already has it", applied["/same.txt"])
+	require.Equal(t, "the host already has it", applied["/new.txt"])
+	require.Len(t, got.Conflicts, 1)
+	require.Equal(t, "/differs.txt", got.Conflicts[0].Path)
+	require.Contains(t, got.Conflicts[0].Conflict, "vfsd session rebase", "the conflict points to rebase, not reset")
+	b, err := os.ReadFile(filepath.Join(e.root, "proj/differs.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "host\n", string(b))
+}

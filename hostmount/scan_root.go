@@ -302,7 +302,7 @@ func (ci *contentImport) file(ctx context.Context, s *scanned, e *entry) error {
 				return err
 			}
 			if ok {
-				ci.finish(s, e, imported{hash: h, size: e.id.size, enc: enc}, unpin, true)
+				ci.finish(s, e, imported{hash: h, size: e.id.size, enc: enc}, unpin, true, 0)
 				return nil
 			}
 		}
@@ -338,6 +338,6 @@ func (ci *contentImport) file(ctx context.Context, s *scanned, e *entry) error {
 			ci.im.cache.store(before, h, sn.Encoding())
 		}
 	}
-	ci.finish(s, e, imported{hash: h, size: size, enc: sn.Encoding()}, unpin, false)
+	ci.finish(s, e, imported{hash: h, size: size, enc: sn.Encoding()}, unpin, false, 0)
 	return nil
 }

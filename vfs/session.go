@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -100,6 +101,12 @@ type Session struct {
 	// restored lists the snapshots restored since the journal's header:
 	// recovery loads each of them again.
 	restored []string
+
+	// rewindSeq is the sequence number of the last rewind event: with
+	// restoreSeq, what tells a Frozen taken before it.
+	rewindSeq uint64
+	// hist indexes the journal for time travel (see history.go).
+	hist history
 }
 
 // dirtyMark records the last event that changed a path since the session's
@@ -241,6 +248,7 @@ func Create(ctx context.Context, opts Options, base Tree, baseID string) (*Sessi
 		base = EmptyTree(s.header.Created)
 	}
 	s.journal, s.tree, s.ref = j, base.WithOwner(s.owner), baseID
+	s.hist.start(0, j.Size(), s.tree)
 	s.treeBytes.Store(base.Bytes())
 	go j.flushEvery(opts.FlushInterval)
 	return s, nil
@@ -288,7 +296,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	}
 	s := newSession(opts)
 	path := filepath.Join(opts.Dir, journalName)
-	loadBase := func(h JournalHeader) error {
+	loadBase := func(h JournalHeader, end int64) error {
 		if h.Owner != nil {
 			s.owner = *h.Owner
 		}
@@ -297,21 +305,38 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 			return fmt.Errorf("load base %q: %w", h.Base, err)
 		}
 		s.tree, s.ref, s.header = base.withInoFloor(h.InoFloor), h.Base, h
+		s.seq = h.SeqBase
+		s.hist.start(h.SeqBase, end, s.tree)
 		return nil
 	}
 	// Events since the last restore, to compact the journal afterwards.
 	var (
 		tail     []*Event
 		restored string
+		// minRewind is the earliest event a rewind since the last
+		// restore goes back to: compaction must keep it.
+		minRewind uint64 = math.MaxUint64
 	)
-	j, _, err := openJournal(path, loadBase, func(seq uint64, e *Event) error {
-		if e.Op == OpRestore {
+	j, _, err := openJournal(path, loadBase, func(seq uint64, end int64, e *Event) error {
+		switch e.Op {
+		case OpRestore:
 			t, err := s.loadTree(ctx, e.Snapshot, s.header.Created)
 			if err != nil {
 				return fmt.Errorf("load restored snapshot %q: %w", e.Snapshot, err)
 			}
 			s.restoredLocked(t, e, seq)
-			restored, tail = e.Snapshot, tail[:0]
+			s.hist.note(seq, end, e, s.tree)
+			restored, tail, minRewind = e.Snapshot, tail[:0], math.MaxUint64
+			return nil
+		case OpRewind:
+			t, err := s.rewoundTree(ctx, path, e)
+			if err != nil {
+				return fmt.Errorf("rewind to event %d: %w", e.Seq, err)
+			}
+			s.rewoundLocked(t, e, seq, nil)
+			s.hist.note(seq, end, e, s.tree)
+			tail = append(tail, e)
+			minRewind = min(minRewind, e.Seq)
 			return nil
 		}
 		old := s.tree
@@ -324,6 +349,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		if e.Upper > s.upperSeq.Load() {
 			s.upperSeq.Store(e.Upper)
 		}
+		s.hist.note(seq, end, e, t)
 		tail = append(tail, e)
 		return nil
 	})
@@ -331,7 +357,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		return nil, fmt.Errorf("open session %s: %w", opts.ID, err)
 	}
 	s.journal = j
-	if s.restoreSeq > 0 {
+	if s.restoreSeq > 0 && minRewind >= s.restoreSeq {
 		if err := s.compact(restored, tail); err != nil {
 			j.Close()
 			return nil, fmt.Errorf("open session %s: %w", opts.ID, err)
@@ -347,26 +373,24 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 }
 
 // compact rewrites the journal to start at the last restore: a header whose
-// base is the restored snapshot, then the events since, renumbered.
+// base is the restored snapshot, then the events since. Events keep their
+// sequence numbers (the header's SeqBase is the restore's); the history
+// before the restore is dropped.
 func (s *Session) compact(restored string, tail []*Event) error {
-	shift := s.restoreSeq
 	hdr := s.header
 	hdr.Base = restored
 	hdr.InoFloor = s.inoFloor
-	j, err := createJournal(filepath.Join(s.opts.Dir, journalName), hdr, tail, shift)
+	hdr.SeqBase = s.restoreSeq
+	j, err := createJournal(filepath.Join(s.opts.Dir, journalName), hdr, tail, 0)
 	if err != nil {
 		return err
 	}
 	s.journal.Close()
 	s.journal, s.header = j, hdr
-	s.seq -= shift
 	s.restoreSeq = 0
 	s.restored = nil
-	for p, m := range s.dirty {
-		m.seq -= shift
-		s.dirty[p] = m
-	}
-	return nil
+	// The history's offsets were the old file's: index the new one.
+	return s.reindexHistory(tail)
 }
 
 func (s *Session) loadTree(ctx context.Context, id string, created int64) (Tree, error) {
@@ -544,6 +568,7 @@ func (s *Session) applyLocked(op string, e *Event) (uint64, error) {
 	s.treeBytes.Store(t.Bytes())
 	s.markDirty(old, e, seq)
 	s.settleLocked(old, t, e)
+	s.hist.note(seq, s.journal.Size(), e, t)
 	return seq, nil
 }
 
@@ -621,6 +646,9 @@ func (s *Session) notify(seq uint64, e *Event, origin string) {
 func (s *Session) mutate(ctx context.Context, op string, build func(t Tree) (*Event, error)) (*Event, Tree, error) {
 	s.mu.Lock()
 	e, err := build(s.tree)
+	if e != nil && e.Origin == "" {
+		e.Origin = OriginOf(ctx)
+	}
 	if err != nil || e == nil {
 		t := s.tree
 		s.mu.Unlock()

@@ -54,7 +54,7 @@ SESSION. No running daemon is needed: vfsd runs one inside the command.`,
 			return err
 		}
 		if len(r.Conflicts) > 0 {
-			return fmt.Errorf("%d changes were not applied: the host changed since the import, or refused them (see each reason); fix the host and apply again — what was applied is not redone — or apply them by hand, or reset the session (vfsd session reset %s) to start from the host as it is", len(r.Conflicts), args[0])
+			return fmt.Errorf("%d changes were not applied: the host changed since the import, or refused them (see each reason); bring the host's changes into the session with 'vfsd session rebase %s' (the session's work is kept, both sides' edits merged), then apply again — what was applied is not redone — or fix the host, or apply them by hand", len(r.Conflicts), args[0])
 		}
 		return nil
 	})

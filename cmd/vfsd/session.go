@@ -34,7 +34,8 @@ func newSessionCmd(g *globalFlags) *cobra.Command {
 		},
 	}
 	cmd.AddCommand(newSessionCreateCmd(g), newSessionListCmd(g), newSessionShowCmd(g), newSessionResetCmd(g),
-		newSessionCloseCmd(g), newSessionTTLCmd(g), newSessionToolsCmd(g))
+		newSessionCloseCmd(g), newSessionTTLCmd(g), newSessionToolsCmd(g),
+		newSessionRewindCmd(g), newSessionRebaseCmd(g))
 	return cmd
 }
 

@@ -27,10 +27,10 @@ func (m *Mount) onNotice(n vfs.Notice) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed || m.base == nil && e.Op != vfs.OpRestore {
+	if m.closed || m.base == nil && e.Op != vfs.OpRestore && e.Op != vfs.OpRewind {
 		return
 	}
-	if e.Op == vfs.OpRestore {
+	if e.Op == vfs.OpRestore || e.Op == vfs.OpRewind {
 		m.stale = true
 		ctx := context.Background()
 		if err := m.rebaseIfStale(ctx); err != nil {
