@@ -46,11 +46,14 @@ type Mount struct {
 	meta       MetaReport
 	lastIngest IngestReport
 	hashed     map[vfs.Path]fileID
-	stale      bool // the session was restored: the lower layers are not its state
-	unsynced   bool // ingest stored blobs the store has not synced yet
-	closed     bool
-	cancel     func()
-	failures   atomic.Int64
+	// listed holds the upper directories as the last ingest reconciled
+	// them (nil: unknown, reconcile every directory in full).
+	listed   map[vfs.Path]*dirListing
+	stale    bool // the session was restored: the lower layers are not its state
+	unsynced bool // ingest stored blobs the store has not synced yet
+	closed   bool
+	cancel   func()
+	failures atomic.Int64
 
 	unmountOnce sync.Once
 	unmountErr  error
@@ -189,6 +192,13 @@ func (m *Mount) mountBase(ctx context.Context, snap *snapshot.Snapshot, fresh bo
 	}
 	m.base, m.meta, m.stale = snap, meta, false
 	m.hashed = map[vfs.Path]fileID{}
+	// A fresh upper directory is empty and the session's state is the
+	// base's: every directory's last listing is empty. A recovered one is
+	// reconciled in full.
+	m.listed = nil
+	if fresh {
+		m.listed = map[vfs.Path]*dirListing{}
+	}
 	return nil
 }
 

@@ -279,3 +279,67 @@ func TestReadOnlyMount(t *testing.T) {
 	require.ErrorIs(t, os.WriteFile(filepath.Join(dir, "b.txt"), nil, 0o644), syscall.EROFS)
 	require.NoError(t, m.Sync(context.Background()))
 }
+
+// TestIngestAfterIngest changes the mount between ingests in the ways that
+// the incremental reconciliation of directories (only the names whose
+// upper listing changed) must follow, and checks after each that the
+// session is exactly what the mount shows.
+func TestIngestAfterIngest(t *testing.T) {
+	requireOverlay(t)
+	e := newEnv(t)
+	for _, p := range []string{"d/a", "d/b", "d/c", "d2/x", "d2/y", "d3/k/l", "d3/m", "top"} {
+		e.write(t, p, "base "+p)
+	}
+	m := e.mount(t)
+	ctx := context.Background()
+	at := func(p string) string { return filepath.Join(m.Dir(), p) }
+	steps := []struct {
+		name string
+		do   func(t *testing.T)
+	}{
+		{"create a temporary file", func(t *testing.T) {
+			require.NoError(t, os.WriteFile(at("d/tmp"), []byte("t"), 0o644))
+		}},
+		{"remove it (no whiteout)", func(t *testing.T) { require.NoError(t, os.Remove(at("d/tmp"))) }},
+		{"remove a base file (whiteout)", func(t *testing.T) { require.NoError(t, os.Remove(at("d/b"))) }},
+		{"create it again", func(t *testing.T) {
+			require.NoError(t, os.WriteFile(at("d/b"), []byte("b again"), 0o600))
+		}},
+		{"rename a file within a directory", func(t *testing.T) { require.NoError(t, os.Rename(at("d/c"), at("d/c2"))) }},
+		{"replace a base directory", func(t *testing.T) {
+			require.NoError(t, os.RemoveAll(at("d2")))
+			require.NoError(t, os.Mkdir(at("d2"), 0o755))
+			require.NoError(t, os.WriteFile(at("d2/z"), []byte("z"), 0o644))
+		}},
+		{"tool changes, then the kernel's", func(t *testing.T) {
+			e.write(t, "d/tool", "from a tool")
+			require.NoError(t, e.s.Remove(ctx, "d/a", vfs.RemoveOptions{}))
+			require.NoError(t, m.Sync(ctx))
+			require.NoError(t, os.Remove(at("d/tool")))
+			require.NoError(t, os.WriteFile(at("d/a"), []byte("a from the mount"), 0o644))
+		}},
+		{"rename a base directory", func(t *testing.T) { require.NoError(t, os.Rename(at("d3"), at("d4"))) }},
+		{"change inside the renamed directory", func(t *testing.T) {
+			require.NoError(t, os.Remove(at("d4/m")))
+			require.NoError(t, os.WriteFile(at("d4/k/new"), []byte("n"), 0o644))
+		}},
+		{"rename it back", func(t *testing.T) { require.NoError(t, os.Rename(at("d4"), at("d3"))) }},
+		{"nested new directories", func(t *testing.T) {
+			require.NoError(t, os.MkdirAll(at("n/o/p"), 0o755))
+			require.NoError(t, os.WriteFile(at("n/o/p/q"), []byte("q"), 0o644))
+		}},
+		{"remove them", func(t *testing.T) { require.NoError(t, os.RemoveAll(at("n"))) }},
+		{"remove a directory of the base and create a file in its place", func(t *testing.T) {
+			require.NoError(t, os.RemoveAll(at("d2")))
+			require.NoError(t, os.WriteFile(at("d2"), []byte("now a file"), 0o644))
+		}},
+		{"nothing", func(t *testing.T) {}},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			st.do(t)
+			requireSame(t, e, m)
+		})
+	}
+	require.Zero(t, m.MirrorFailures())
+}
