@@ -285,6 +285,7 @@ func (in *ingester) rename(e *upperEntry) error {
 // changed counts one session operation.
 func (in *ingester) changed() {
 	in.rep.Changes++
+	in.m.unsynced = true
 	if debug {
 		_, file, line, _ := runtime.Caller(1)
 		fmt.Fprintf(os.Stderr, "overlay ingest: change at %s:%d\n", filepath.Base(file), line)
@@ -576,9 +577,9 @@ func (in *ingester) data(e *upperEntry, n vfs.Node, ok bool, perm fs.FileMode, o
 	}
 	defer f.Close()
 	// The blob is stored without an fsync of its own: the upper file holds
-	// the content until the mount goes, and Sync and Unmount sync the
-	// store once.
-	in.m.unsynced = true
+	// the content until the mount goes, and the session's next journal sync
+	// (Sync, Unmount, the background flush) syncs the store once, before
+	// the records that name the blobs.
 	res, err := in.m.s.WriteFile(in.ctx, e.p, vfs.NewSparseReader(f, e.st.Size),
 		vfs.WriteOptions{Perm: perm, Owner: owner, DeferredBlob: true})
 	if err != nil {

@@ -50,7 +50,7 @@ type Mount struct {
 	// them (nil: unknown, reconcile every directory in full).
 	listed   map[vfs.Path]*dirListing
 	stale    bool // the session was restored: the lower layers are not its state
-	unsynced bool // ingest stored blobs the store has not synced yet
+	unsynced bool // ingest changed the session since its last Sync
 	closed   bool
 	cancel   func()
 	failures atomic.Int64
@@ -275,12 +275,16 @@ func (m *Mount) Ingest(ctx context.Context) (IngestReport, error) {
 	return m.ingestLocked(ctx)
 }
 
-// Sync makes the session hold everything the mount acknowledged: it
-// ingests, and makes the blobs it stored durable. Snapshots, diffs,
-// applies and tool calls call it first. Content programs write reaches the
-// upper directory through the page cache, so what a write(2) returned is
-// seen without flushing the overlay; programs that need it on disk fsync,
-// as anywhere.
+// Sync makes the session hold everything the mount acknowledged, durably:
+// it ingests, then syncs the session's journal, which syncs the blobs the
+// ingest stored first (vfs.WriteOptions.DeferredBlob), so the ingested
+// changes are on disk when Sync returns. Snapshots, diffs, applies and
+// tool calls call it first. Content programs write reaches the upper
+// directory through the page cache, so what a write(2) returned is seen
+// without flushing the overlay; programs that need it on disk fsync, as
+// anywhere. Ingest alone syncs nothing: its changes are durable within the
+// session's FlushInterval, and until then the upper directory, which only
+// Unmount removes (after its own Sync), still holds them.
 func (m *Mount) Sync(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -296,13 +300,17 @@ func (m *Mount) Sync(ctx context.Context) error {
 	return m.syncStoreLocked(ctx)
 }
 
-// syncStoreLocked makes the blobs ingest stored durable. m.mu is held.
+// syncStoreLocked makes what ingest changed durable: the blobs it stored,
+// then the journal records naming them. m.mu is held.
 func (m *Mount) syncStoreLocked(ctx context.Context) error {
 	if !m.unsynced {
 		return nil
 	}
-	if err := m.repo.Blobs().Sync(ctx); err != nil {
-		return fmt.Errorf("overlay mount %s: sync the blobs ingested: %w", m.dir, err)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := m.s.Sync(); err != nil {
+		return fmt.Errorf("overlay mount %s: make the ingested changes durable: %w", m.dir, err)
 	}
 	m.unsynced = false
 	return nil
