@@ -176,6 +176,14 @@ func (in *ingester) readXattrs(e *upperEntry) error {
 		return err
 	}
 	for _, name := range names {
+		switch {
+		case name == xattrMetacopy:
+			e.metacopy = true // its presence is what counts
+			continue
+		case name != xattrRedirect && name != xattrOpaque && strings.HasPrefix(name, xattrPrefix) &&
+			!strings.HasPrefix(name, xattrEscape):
+			continue // the overlay's own (origin, impure, ...): not needed
+		}
 		v, err := getXattr(e.fsPath, name)
 		if err != nil {
 			if errors.Is(err, unix.ENODATA) {
@@ -188,8 +196,6 @@ func (in *ingester) readXattrs(e *upperEntry) error {
 			e.redirect = string(v)
 		case xattrOpaque:
 			e.opaque = string(v) == "y"
-		case xattrMetacopy:
-			e.metacopy = true
 		default:
 			if sn, ok := sessionXattrName(name); ok {
 				if e.xattrs == nil {
