@@ -343,3 +343,56 @@ func TestIngestAfterIngest(t *testing.T) {
 	}
 	require.Zero(t, m.MirrorFailures())
 }
+
+// TestMetaLayerKeepsEveryMode mounts files whose metadata the layer's
+// build sets in different ways (default owner or not, modes the umask
+// would cut, set-ID bits that chown clears, empty files, xattrs) and
+// checks that the mount shows them as the session has them.
+func TestMetaLayerKeepsEveryMode(t *testing.T) {
+	requireOverlay(t)
+	e := newEnv(t)
+	ctx := context.Background()
+	files := []struct {
+		path     string
+		content  string
+		mode     os.FileMode
+		uid, gid uint32
+		xattr    string
+	}{
+		{path: "plain", content: "p", mode: 0o644},
+		{path: "private", content: "p", mode: 0o600},
+		{path: "open", content: "o", mode: 0o777},
+		{path: "none", content: "n", mode: 0},
+		{path: "empty", mode: 0o640},
+		{path: "setuid", content: "s", mode: 0o4755 | os.ModeSetuid, uid: 1234, gid: 5678},
+		{path: "setgid", content: "s", mode: 0o2750 | os.ModeSetgid, gid: 42},
+		{path: "sticky", content: "s", mode: 0o1777 | os.ModeSticky},
+		{path: "owned", content: "x", mode: 0o644, uid: 7, gid: 7, xattr: "user.k"},
+		{path: "d/deep", content: "d", mode: 0o444, uid: 1, gid: 2},
+	}
+	for _, f := range files {
+		e.write(t, f.path, f.content)
+		if f.uid != 0 || f.gid != 0 {
+			_, err := e.s.Chown(ctx, vfs.MustPath(f.path), f.uid, f.gid)
+			require.NoError(t, err)
+		}
+		_, err := e.s.Chmod(ctx, vfs.MustPath(f.path), f.mode)
+		require.NoError(t, err)
+		if f.xattr != "" {
+			_, err := e.s.SetXattr(ctx, vfs.MustPath(f.path), f.xattr, []byte("v"), 0)
+			require.NoError(t, err)
+		}
+	}
+	m := e.mount(t)
+	require.False(t, m.Meta().Cached)
+	for _, f := range files {
+		var st unix.Stat_t
+		require.NoError(t, unix.Lstat(filepath.Join(m.Dir(), f.path), &st))
+		n, err := e.s.Stat(ctx, vfs.MustPath(f.path))
+		require.NoError(t, err)
+		require.Equal(t, n.UnixMode(), st.Mode, f.path)
+		require.Equal(t, []uint32{n.Uid, n.Gid}, []uint32{st.Uid, st.Gid}, f.path)
+		require.Equal(t, n.Mtime, unix.TimespecToNsec(st.Mtim), f.path)
+	}
+	requireSame(t, e, m)
+}
