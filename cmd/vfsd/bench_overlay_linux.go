@@ -17,7 +17,7 @@ func init() {
 	bench.OverlayBackend = func(ctx context.Context, repo *snapshot.Repo, s *vfs.Session, dir string) (func() error, error) {
 		parent := filepath.Dir(dir)
 		m, err := overlay.New(ctx, repo, s, dir, overlay.Options{
-			StateDir:  filepath.Join(parent, "overlay-state"),
+			StateDir:  filepath.Join(parent, bench.OverlayStateDir),
 			MetaCache: filepath.Join(parent, "overlay-meta"),
 		})
 		if err != nil {
