@@ -44,6 +44,7 @@ type Mount struct {
 	mu         sync.Mutex // serialises ingest, mirroring and remounts
 	base       *snapshot.Snapshot
 	meta       MetaReport
+	release    func() // lets the metadata layer mounted go (holdMeta)
 	lastIngest IngestReport
 	hashed     map[vfs.Path]fileID
 	// listed holds the upper directories as the last ingest reconciled
@@ -150,10 +151,16 @@ func (m *Mount) setup(ctx context.Context) error {
 // upper) or not (the upper of the state file, the mount adopted if it is
 // still there). m.mu is held.
 func (m *Mount) mountBase(ctx context.Context, snap *snapshot.Snapshot, fresh bool) error {
-	meta, err := BuildMeta(ctx, snap, m.opts.MetaCache, m.s.DefaultOwner())
+	meta, release, err := holdMeta(ctx, snap, m.opts.MetaCache, m.s.DefaultOwner())
 	if err != nil {
 		return err
 	}
+	mounted := false
+	defer func() {
+		if !mounted {
+			release()
+		}
+	}()
 	if fresh {
 		if err := os.MkdirAll(m.opts.StateDir, 0o700); err != nil {
 			return fmt.Errorf("overlay mount: %w", err)
@@ -190,6 +197,9 @@ func (m *Mount) mountBase(ctx context.Context, snap *snapshot.Snapshot, fresh bo
 			return fmt.Errorf("mount overlayfs at %s: %w (the FUSE backend works without it)", m.dir, err)
 		}
 	}
+	mounted = true
+	m.releaseMeta()
+	m.release = release
 	m.base, m.meta, m.stale = snap, meta, false
 	m.hashed = map[vfs.Path]fileID{}
 	// A fresh upper directory is empty and the session's state is the
@@ -199,7 +209,22 @@ func (m *Mount) mountBase(ctx context.Context, snap *snapshot.Snapshot, fresh bo
 	if fresh {
 		m.listed = map[vfs.Path]*dirListing{}
 	}
+	if !meta.Cached {
+		// A new layer: the cache may hold more unused ones than it keeps.
+		if _, err := CollectMeta(m.opts.MetaCache, m.opts.MetaCacheKeep); err != nil && m.opts.Logf != nil {
+			m.opts.Logf("overlay mount %s: %v", m.dir, err)
+		}
+	}
 	return nil
+}
+
+// releaseMeta lets the mounted metadata layer go (it is no longer
+// mounted). m.mu is held.
+func (m *Mount) releaseMeta() {
+	if m.release != nil {
+		m.release()
+		m.release = nil
+	}
 }
 
 // mountedHere reports whether an overlay with this mount's upper directory
@@ -340,6 +365,9 @@ func (m *Mount) Unmount() error {
 		if uerr != nil {
 			uerr = unix.Unmount(m.dir, unix.MNT_DETACH)
 		}
+		if uerr == nil {
+			m.releaseMeta()
+		}
 		if err == nil && uerr == nil {
 			err = os.RemoveAll(m.opts.StateDir)
 		}
@@ -362,6 +390,7 @@ func (m *Mount) Detach() error {
 	if err := unix.Unmount(m.dir, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
 		return fmt.Errorf("unmount %s: %w", m.dir, err)
 	}
+	m.releaseMeta()
 	return nil
 }
 

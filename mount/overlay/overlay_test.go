@@ -396,3 +396,47 @@ func TestMetaLayerKeepsEveryMode(t *testing.T) {
 	}
 	requireSame(t, e, m)
 }
+
+// TestMetaCacheCollectsUnusedLayers builds layers of three states, mounts
+// one, and checks that collecting keeps the mounted layer and the most
+// recently used others, up to the bound.
+func TestMetaCacheCollectsUnusedLayers(t *testing.T) {
+	requireOverlay(t)
+	defer overlay.SetLayerGrace(0)()
+	e := newEnv(t)
+	ctx := context.Background()
+	opts := e.opts()
+	e.write(t, "a.txt", "one")
+	m := e.mount(t) // holds the layer of state one
+	live := m.Meta().Dir
+	require.True(t, overlay.MountedLowers()[live], "the mounted layer is in mountinfo")
+	var built []string
+	for i, content := range []string{"two", "three"} {
+		e.write(t, "a.txt", content)
+		snap, err := e.repo.Snapshot(ctx, e.s, content)
+		require.NoError(t, err)
+		rep, err := overlay.BuildMeta(ctx, snap, opts.MetaCache, e.s.DefaultOwner())
+		require.NoError(t, err)
+		past := time.Now().Add(time.Duration(i-10) * time.Hour) // two is older than three
+		require.NoError(t, os.Chtimes(rep.Dir, past, past))
+		built = append(built, rep.Dir)
+	}
+	rep, err := overlay.CollectMeta(opts.MetaCache, 1)
+	require.NoError(t, err)
+	require.Equal(t, []string{built[0]}, rep.Removed, "the older unused layer goes")
+	require.Equal(t, 2, rep.Kept)
+	require.DirExists(t, live)
+	require.DirExists(t, built[1])
+	b, err := os.ReadFile(filepath.Join(m.Dir(), "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "three", string(b), "the mount still works (the tool's writes went through)")
+
+	require.NoError(t, m.Unmount())
+	rep, err = overlay.CollectMeta(opts.MetaCache, 1)
+	require.NoError(t, err)
+	require.Equal(t, []string{built[1]}, rep.Removed, "unmounted, the layer used last stays")
+	require.DirExists(t, live)
+	rep, err = overlay.CollectMeta(opts.MetaCache, -1)
+	require.NoError(t, err)
+	require.Empty(t, rep.Removed)
+}
