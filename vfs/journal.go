@@ -63,6 +63,11 @@ type Journal struct {
 	err      error  // sticky: once the file failed, every call fails
 	closed   bool
 	stop     chan struct{} // closes the background flusher
+
+	// beforeSync, when set (once, before the journal is shared), wraps
+	// every fdatasync: the session makes the content its records name
+	// durable first (see Session.syncJournal).
+	beforeSync func(sync func() error) error
 }
 
 // createJournal atomically writes a new journal — header, then events,
@@ -318,7 +323,12 @@ func (j *Journal) WaitDurable(seq uint64) error {
 		j.syncing = true
 		f := j.f
 		j.mu.Unlock()
-		err := fdatasync(f)
+		var err error
+		if j.beforeSync != nil {
+			err = j.beforeSync(func() error { return fdatasync(f) })
+		} else {
+			err = fdatasync(f)
+		}
 		j.mu.Lock()
 		j.syncing = false
 		if err != nil {

@@ -92,6 +92,13 @@ type Session struct {
 	subs       map[int]func(Notice)
 	subSeq     int
 
+	// deferMu orders deferred blobs (WriteOptions.DeferredBlob) before the
+	// journal records that name them: writers hold it shared from the Put
+	// to the append, the journal's sync exclusively (syncJournal).
+	// deferPending says a deferred blob may not be durable yet.
+	deferMu      sync.RWMutex
+	deferPending atomic.Bool
+
 	// treeBytes mirrors tree.Bytes() for writers that do not hold mu;
 	// pending is the growth of upper files past their committed sizes
 	// (tracked only under a byte quota).
@@ -247,6 +254,7 @@ func Create(ctx context.Context, opts Options, base Tree, baseID string) (*Sessi
 	if baseID == "" {
 		base = EmptyTree(s.header.Created)
 	}
+	j.beforeSync = s.syncJournal
 	s.journal, s.tree, s.ref = j, base.WithOwner(s.owner), baseID
 	s.hist.start(0, j.Size(), s.tree)
 	s.treeBytes.Store(base.Bytes())
@@ -356,6 +364,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open session %s: %w", opts.ID, err)
 	}
+	j.beforeSync = s.syncJournal
 	s.journal = j
 	if s.restoreSeq > 0 && minRewind >= s.restoreSeq {
 		if err := s.compact(restored, tail); err != nil {
@@ -385,6 +394,7 @@ func (s *Session) compact(restored string, tail []*Event) error {
 	if err != nil {
 		return err
 	}
+	j.beforeSync = s.syncJournal
 	s.journal.Close()
 	s.journal, s.header = j, hdr
 	s.restoreSeq = 0
@@ -507,8 +517,8 @@ func (s *Session) Close() error {
 	s.freezeMu.Lock()
 	defer s.freezeMu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
 	s.closed = true
@@ -519,7 +529,11 @@ func (s *Session) Close() error {
 		h.releaseOrphan()
 	}
 	s.removals.close()
-	return s.journal.Close()
+	j := s.journal
+	s.mu.Unlock()
+	// Outside s.mu: the journal's last sync waits for deferred writes
+	// (syncJournal), which wait for s.mu to append (and then fail: closed).
+	return j.Close()
 }
 
 // now returns the current time in the engine's form.
@@ -644,6 +658,12 @@ func (s *Session) notify(seq uint64, e *Event, origin string) {
 // commits it. build sees the current tree and may fail, or return no event
 // when there is nothing to change.
 func (s *Session) mutate(ctx context.Context, op string, build func(t Tree) (*Event, error)) (*Event, Tree, error) {
+	return s.mutateThen(ctx, op, build, nil)
+}
+
+// mutateThen is mutate, calling applied (when set) once the event is
+// appended to the journal or refused, before it is committed.
+func (s *Session) mutateThen(ctx context.Context, op string, build func(t Tree) (*Event, error), applied func()) (*Event, Tree, error) {
 	s.mu.Lock()
 	e, err := build(s.tree)
 	if e != nil && e.Origin == "" {
@@ -652,6 +672,9 @@ func (s *Session) mutate(ctx context.Context, op string, build func(t Tree) (*Ev
 	if err != nil || e == nil {
 		t := s.tree
 		s.mu.Unlock()
+		if applied != nil {
+			applied()
+		}
 		if err != nil {
 			return nil, Tree{}, withOp(err, op)
 		}
@@ -660,10 +683,29 @@ func (s *Session) mutate(ctx context.Context, op string, build func(t Tree) (*Ev
 	seq, err := s.applyLocked(op, e)
 	t := s.tree
 	s.mu.Unlock()
+	if applied != nil {
+		applied()
+	}
 	if err != nil {
 		return nil, Tree{}, err
 	}
 	return e, t, s.commit(ctx, seq, e)
+}
+
+// syncJournal runs sync, the journal's fdatasync, after making durable
+// the deferred blobs that the records already appended may name, so that a
+// record is never on disk before the content it names. Deferred writes
+// wait meanwhile (they hold deferMu shared from their Put to their append).
+func (s *Session) syncJournal(sync func() error) error {
+	s.deferMu.Lock()
+	defer s.deferMu.Unlock()
+	if s.deferPending.Load() {
+		if err := s.opts.Blobs.Sync(context.Background()); err != nil {
+			return fmt.Errorf("sync the content the journal names: %w", err)
+		}
+		s.deferPending.Store(false)
+	}
+	return sync()
 }
 
 // linkChanges lists the other names of hard-linked nodes e changed, which

@@ -45,6 +45,9 @@ func (m *Mount) onNotice(n vfs.Notice) {
 		return
 	}
 	if err := m.mirror(e); err != nil {
+		// The session and the merged directory may disagree: the next
+		// ingest reconciles every directory in full.
+		m.listed = nil
 		m.logf("overlay mount %s: apply %s of %s to the merged directory: %v", m.dir, e.Op, e.Path, err)
 	}
 }
