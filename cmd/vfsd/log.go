@@ -16,7 +16,10 @@ import (
 func newLogCmd(g *globalFlags) *cobra.Command {
 	var patch bool
 	return withLogFlags(remoteCmd(g, &cobra.Command{
-		Use:   "log SESSION [-p] [--json]",
+		Use: "log SESSION [-p] [--json]",
+		Example: `  vfsd log review                 # every call and mount change, oldest first
+  vfsd log review -p              # with each entry's diff
+  vfsd log review --json | jq '.entries[] | select(.is_error)'  # failed calls`,
 		Short: "List what happened in a session: every tool call, mount change and session operation",
 		Long: `Lists SESSION's history, oldest first: each tool call (its number, tool,
 transport, status, summary), each run of changes programs made through a

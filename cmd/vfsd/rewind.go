@@ -18,7 +18,11 @@ import (
 func newSessionRewindCmd(g *globalFlags) *cobra.Command {
 	var to string
 	cmd := remoteCmd(g, &cobra.Command{
-		Use:   "rewind SESSION --to CALL|@POSITION|SNAPSHOT|TIME",
+		Use: "rewind SESSION --to CALL|@POSITION|SNAPSHOT|TIME",
+		Example: `  vfsd session rewind review --to 4        # back to just before call 4
+  vfsd session rewind review --to @120     # a position from vfsd log
+  vfsd session rewind review --to 15m      # the state 15 minutes ago
+  vfsd session rewind review --to 3f2a9c   # a snapshot`,
 		Short: "Put a session back to an earlier state of its history (itself undoable)",
 		Long: `Puts SESSION back to an earlier state: just before tool call CALL (a number,
 or call:N), a journal position from 'vfsd log' (@N or seq:N), a snapshot's
@@ -98,7 +102,9 @@ func parseRewindTarget(to string, now time.Time) (api.RewindRequest, error) {
 func newSessionRebaseCmd(g *globalFlags) *cobra.Command {
 	var dryRun bool
 	cmd := remoteCmd(g, &cobra.Command{
-		Use:   "rebase SESSION [--dry-run]",
+		Use: "rebase SESSION [--dry-run]",
+		Example: `  vfsd session rebase review --dry-run     # what a rebase would keep, take, merge and mark
+  vfsd session rebase review && vfsd apply review`,
 		Short: "Bring the host's newer state into a session, keeping the session's changes",
 		Long: `Imports SESSION's host folders again and replays the session's changes on
 top: files only the session changed keep its version, files only the host

@@ -11,8 +11,9 @@ import (
 
 func newSnapshotPushCmd(g *globalFlags) *cobra.Command {
 	return remoteCmd(g, &cobra.Command{
-		Use:   "push SNAPSHOT",
-		Short: "Upload a snapshot to the daemon's --remote (only what the remote lacks)",
+		Use:     "push SNAPSHOT",
+		Example: `  vfsd snapshot push 3f2a9c                # needs vfsd serve --remote s3://bucket/prefix?endpoint=...`,
+		Short:   "Upload a snapshot to the daemon's --remote (only what the remote lacks)",
 		Long: `Uploads a snapshot to the S3-compatible store the daemon was started with
 (vfsd serve --remote): the blobs and manifest records the remote lacks, in
 parallel, then the snapshot's record. A daemon with a remote pushes every
@@ -34,7 +35,9 @@ Another daemon with the same remote can then fork or restore it by ID.`,
 func newSnapshotRemoteCmd(g *globalFlags) *cobra.Command {
 	var gc bool
 	cmd := remoteCmd(g, &cobra.Command{
-		Use:   "remote [--gc]",
+		Use: "remote [--gc]",
+		Example: `  vfsd snapshot remote                     # the remote's URL, queue and cache
+  vfsd snapshot remote --gc                # delete unreferenced remote blobs older than the grace period`,
 		Short: "Show the daemon's remote: pending pushes, the local cache of fetched blobs; --gc collects its garbage",
 		Args:  usageArgs(cobra.NoArgs),
 	}, func(cmd *cobra.Command, _ []string, c *client.Client, out *output) error {
