@@ -2,7 +2,9 @@
 // in-process, that needs nothing but Go (and uses FUSE when it can). It
 // stages a sample host folder with include/exclude globs, runs every agent
 // tool, snapshots, forks, edits the fork, diffs, restores, and mounts the
-// fork, printing what happened at each step.
+// fork; then, through a daemon run in-process and the Go client, it shows a
+// session's log, rewinds and undoes the rewind, and rebases on a changed
+// host folder, printing what happened at each step.
 package demo
 
 import (
@@ -76,7 +78,7 @@ func (d *tour) section(format string, args ...any) {
 }
 
 func (d *tour) say(format string, args ...any) {
-	fmt.Fprintf(d.out, "   %s\n", fmt.Sprintf(format, args...))
+	fmt.Fprintf(d.out, "%s\n", strings.TrimRight("   "+fmt.Sprintf(format, args...), " "))
 }
 
 func (d *tour) run(opts Options) error {
@@ -106,6 +108,9 @@ func (d *tour) run(opts Options) error {
 	}
 	if !opts.NoMount {
 		d.mount(fork)
+	}
+	if err := d.history(host); err != nil {
+		return err
 	}
 	fmt.Fprintf(d.out, "\nDone. Every step above ran on real sessions in %s.\n", d.dir)
 	return nil

@@ -22,6 +22,16 @@ func TestDemo(t *testing.T) {
 		"0 added, 1 modified, 0 deleted",
 		"+Notes: keep the greeting short and kind.",
 		`greet.go after restore:  "func greeting(name string) string {"`,
+		"session demo-history created from",
+		"│ call 1  edit_file  ok  README.md",
+		"│ call 2  edit_file  ok  greet.go",
+		"│ call 3  write_file ok  docs/todo.md",
+		"rewind to before call 2 (@3 → @1): greet.go had `return \"Hi, \" + name`, has `return \"Hello, \" + name`; docs/todo.md exists: no",
+		"rewind the rewind (to @3): greet.go has `return \"Hi, \" + name` again; docs/todo.md exists: yes",
+		"│ merged  greet.go",
+		"│ 2 session changes kept, 0 host changes taken, 1 merged, 0 conflicts",
+		"│ // greeting returns a friendly greeting for name.",
+		"│ \treturn \"Hi, \" + name",
 	} {
 		require.Contains(t, out.String(), want)
 	}
