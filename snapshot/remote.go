@@ -154,8 +154,9 @@ func (r *Repo) SetRemote(remote Store, opts RemoteOptions) error {
 		}
 	}
 	r.remote = l
+	pending := len(l.queue) > 0 // read before pushLoop may change the queue
 	go r.pushLoop()
-	if len(l.queue) > 0 {
+	if pending {
 		l.kick()
 	}
 	return nil
