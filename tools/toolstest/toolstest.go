@@ -38,6 +38,10 @@ func New(t testing.TB, pol *policy.Policy, files map[string]string, opts ...func
 	dir := t.TempDir()
 	store, err := snapshot.OpenLocal(filepath.Join(dir, "store"))
 	require.NoError(t, err)
+	// Closed after the repository (cleanups run last first), before the
+	// temporary directory's removal: Windows cannot remove a directory
+	// the store holds open.
+	t.Cleanup(func() { store.Close() })
 	var tick atomic.Int64
 	clock := func() time.Time {
 		return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(tick.Add(1)) * time.Millisecond)
