@@ -74,6 +74,19 @@ func New(t testing.TB, pol *policy.Policy, files map[string]string, opts ...func
 	return &Env{T: t, Repo: repo, S: s, Tools: ts}
 }
 
+// WithPolicy returns an Env with its own toolset under pol over the same
+// session, for tests that compare policies on one (costly) set of files.
+func (e *Env) WithPolicy(pol *policy.Policy, opts ...func(*tools.Options)) *Env {
+	e.T.Helper()
+	o := tools.Options{Policy: pol, Blobs: e.Repo.Blobs()}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	ts, err := tools.New(e.S, o)
+	require.NoError(e.T, err)
+	return &Env{T: e.T, Repo: e.Repo, S: e.S, Tools: ts}
+}
+
 // Call runs a tool with params (marshalled to JSON unless already a
 // string or json.RawMessage) on the env's session.
 func (e *Env) Call(name string, params any) *tools.Response {
