@@ -70,6 +70,9 @@ type CreateSessionRequest struct {
 	// without options refuses them. Forks do not inherit them (the fork
 	// starts from its origin's state, which holds what they did).
 	ContractOptions json.RawMessage `json:"contract_options,omitempty"`
+	// Label is a note to remember the session by (at most the daemon's
+	// snapshot label limit, 1024 bytes by default); forks do not inherit it.
+	Label string `json:"label,omitempty"`
 }
 
 // createSessionWire is CreateSessionRequest as JSON, "policy" being either
@@ -165,8 +168,10 @@ type UpdateSessionRequest struct {
 
 // Session describes a session.
 type Session struct {
-	ID        string     `json:"id"`
-	CreatedAt time.Time  `json:"created_at"`
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	// Label is the note the session was created with.
+	Label     string     `json:"label,omitempty"`
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	Policy    string     `json:"policy"`
 	Profile   string     `json:"profile"`

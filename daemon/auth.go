@@ -76,6 +76,9 @@ func loadAdminToken(cfg Config) (string, error) {
 type principal struct {
 	admin   bool
 	session string // the session a session token reaches
+	// ui is the review page's login when the request's cookie
+	// authenticated it (uiauth.go).
+	ui *uiLogin
 }
 
 // scope is what a route requires of its caller.
@@ -103,7 +106,7 @@ type viaSocketKey struct{}
 func (d *Daemon) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var p *principal
-		if v, _ := r.Context().Value(viaSocketKey{}).(bool); v {
+		if v, _ := r.Context().Value(viaSocketKey{}).(bool); v && r.Header.Get(uiProxyHeader) == "" {
 			p = &principal{admin: true}
 		} else if tok, ok := bearer(r); ok {
 			p = d.tokenPrincipal(tok)
@@ -111,6 +114,11 @@ func (d *Daemon) authenticate(next http.Handler) http.Handler {
 				writeError(w, apiErr(api.CodeUnauthorized, "the bearer token is not valid: not the admin token, nor the token of an open session"))
 				return
 			}
+		} else if cp, err := d.cookiePrincipal(r); err != nil {
+			writeError(w, err)
+			return
+		} else {
+			p = cp
 		}
 		if p != nil {
 			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))

@@ -63,6 +63,11 @@ type Config struct {
 	// TokenFile, are never staged into a session nor written by apply, and
 	// that /healthz reports to the admin so vfsd run can hide them.
 	PrivatePaths []string
+	// NoRemount leaves the FUSE and overlay mounts recorded in the
+	// sessions' metadata down at start (they stay recorded, for the next
+	// daemon): for a daemon run inside one CLI command, whose mounts would
+	// last no longer than the command.
+	NoRemount bool
 
 	// HeaderTimeout bounds reading a request's headers; 10s when zero.
 	HeaderTimeout time.Duration
@@ -85,6 +90,18 @@ type Config struct {
 	// Origin header is refused (403), against DNS rebinding; requests
 	// without one (non-browser clients) are not affected.
 	AllowOrigins []string
+
+	// Remote, if set, is the s3:// URL of the object store this daemon
+	// shares snapshots through (see package s3store): snapshots are pushed
+	// there after they are taken, and snapshots this daemon lacks are
+	// fetched from there, their blobs on first read.
+	Remote string
+	// RemoteCacheBytes bounds the blobs fetched from the remote that are
+	// kept locally; snapshot.DefaultRemoteCacheBytes when zero.
+	RemoteCacheBytes int64
+	// RemoteGrace is the remote garbage collection's grace period;
+	// snapshot.DefaultRemoteGrace when zero.
+	RemoteGrace time.Duration
 }
 
 // privatePaths are the host paths no session may stage or write: the data

@@ -61,6 +61,10 @@ type Daemon struct {
 
 	ready   chan struct{} // closed once Serve listens
 	tcpAddr string
+
+	// uiAuth holds the review page's logins (uiauth.go).
+	uiAuth uiAuth
+	remoteURL string // Config.Remote, normalised; "" without one
 }
 
 // entry is one session as the daemon tracks it.
@@ -199,6 +203,9 @@ func (d *Daemon) recover(ctx context.Context) error {
 		return err
 	}
 	d.repo = repo
+	if err := d.linkRemote(ctx); err != nil {
+		return err
+	}
 	for _, s := range repo.Sessions() {
 		e := d.sessions[s.ID()]
 		if e == nil {
@@ -229,7 +236,9 @@ func (d *Daemon) recover(ctx context.Context) error {
 	}
 	d.removeStrayCallLogs()
 	for _, e := range d.sessions {
-		d.remount(e)
+		if !d.cfg.NoRemount {
+			d.remount(e)
+		}
 	}
 	return nil
 }

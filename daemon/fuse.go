@@ -2,7 +2,9 @@ package daemon
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -46,7 +48,21 @@ func (d *Daemon) handleMount(w http.ResponseWriter, r *http.Request) error {
 		return apiErr(api.CodeInvalidInput, "cannot mount at %s: it is not an existing directory; create it first", fm.Dir)
 	}
 	if owner := d.fuseOwner(fm.Dir); owner != "" {
-		return apiErr(api.CodeConflict, "session %s is already mounted at %s; unmount it first (vfsd unmount %s)", owner, fm.Dir, fm.Dir)
+		if mounted, known := mountedAt(fm.Dir); !known || mounted {
+			return apiErr(api.CodeConflict, "session %s is already mounted at %s; unmount it first (vfsd unmount %s)", owner, fm.Dir, fm.Dir)
+		}
+		// Unmounted behind the daemon's back (a plain umount): forget it.
+		if err := d.forgetMount(owner, fm.Dir); err != nil {
+			return err
+		}
+	}
+	if mounted, _ := mountedAt(fm.Dir); mounted {
+		return apiErr(api.CodeConflict, "something else is mounted at %s; unmount it first, or choose another directory", fm.Dir)
+	}
+	if name, err := firstEntry(fm.Dir); err != nil {
+		return apiErr(api.CodeInvalidInput, "cannot mount at %s: %v", fm.Dir, err)
+	} else if name != "" {
+		return apiErr(api.CodeInvalidInput, "cannot mount at %s: it is not empty (it holds %q), and the mount would hide what it holds; choose an empty directory", fm.Dir, name)
 	}
 	e.hostMu.Lock()
 	defer e.hostMu.Unlock()
@@ -147,10 +163,65 @@ func (d *Daemon) unmountFuse(e *entry, dir string) error {
 		return nil
 	}
 	if err := m.Unmount(); err != nil {
+		if mounted, known := mountedAt(dir); known && !mounted {
+			// Unmounted behind the daemon's back (a plain umount): done.
+			d.log.Info("session was unmounted already", "session", e.id, "dir", dir)
+			return nil
+		}
 		return fmt.Errorf("unmount %s: %w", dir, err)
 	}
 	d.log.Info("session unmounted", "session", e.id, "dir", dir)
 	return nil
+}
+
+// forgetMount drops session id's mount at dir, which is no longer mounted.
+func (d *Daemon) forgetMount(id, dir string) error {
+	e, err := d.lookup(id)
+	if err != nil {
+		return nil // closed meanwhile: nothing to forget
+	}
+	e.hostMu.Lock()
+	defer e.hostMu.Unlock()
+	_ = d.unmountFuse(e, dir)
+	return d.updateMeta(e, func(m *sessionMeta) {
+		m.Fuse = slices.DeleteFunc(m.Fuse, func(fm api.FuseMount) bool { return fm.Dir == dir })
+	})
+}
+
+// firstEntry returns the name of an entry of directory dir, or "" when
+// it is empty.
+func firstEntry(dir string) (string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	if len(names) > 0 {
+		return names[0], nil
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	return "", nil
+}
+
+// mountedAt reports whether anything is mounted at dir, from
+// /proc/self/mountinfo; known is false where that cannot be told.
+func mountedAt(dir string) (mounted, known bool) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return false, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 5 && unescapeMountinfo(fields[4]) == dir {
+			return true, true
+		}
+	}
+	return false, sc.Err() == nil
 }
 
 // remount mounts a recovered session's FUSE mounts again, detaching first

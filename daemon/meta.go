@@ -27,6 +27,8 @@ type sessionMeta struct {
 	Format  int       `json:"format"`
 	ID      string    `json:"id"`
 	Created time.Time `json:"created"`
+	// Label is the note the session was created with.
+	Label string `json:"label,omitempty"`
 	// Expires is when the session is closed; zero means never.
 	Expires time.Time `json:"expires,omitzero"`
 	Policy  string    `json:"policy"`
@@ -66,6 +68,9 @@ type sessionMeta struct {
 	// the snapshot a fork started from — deleted when it closes unless
 	// another session still needs them.
 	Owned []string `json:"owned,omitempty"`
+	// ImportMarks record the imports rebases moved Import from, in order:
+	// a rewind to before a rebase brings its import back.
+	ImportMarks []importMark `json:"import_marks,omitempty"`
 
 	// UID identifies this incarnation of the session: random, never
 	// reused, unlike ID. Snapshots taken of it record it, and a session

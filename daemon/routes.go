@@ -30,6 +30,9 @@ func (d *Daemon) routes() {
 	d.route("GET /v1/sessions/{id}/tools", scopeSession, d.handleToolList)
 	d.route("POST /v1/sessions/{id}/tools/{name}", scopeSession, d.handleToolCall)
 	d.route("GET /v1/sessions/{id}/calls", scopeSession, d.handleCallLog)
+	d.route("GET /v1/sessions/{id}/log", scopeSession, d.handleLog)
+	d.route("POST /v1/sessions/{id}/rewind", scopeSession, d.handleRewind)
+	d.route("POST /v1/sessions/{id}/rebase", scopeAdmin, d.handleRebase)
 	d.route("GET /v1/sessions/{id}/contract/state", scopeSession, d.handleContractState)
 
 	d.route("POST /v1/sessions/{id}/snapshots", scopeSession, d.handleCreateSnapshot)
@@ -41,6 +44,9 @@ func (d *Daemon) routes() {
 	d.route("DELETE /v1/snapshots/{snap}", scopeAdmin, d.handleDeleteSnapshot)
 	d.route("DELETE /v1/sessions/{id}/snapshots/{snap}", scopeSession, d.handleDeleteSessionSnapshot)
 	d.route("POST /v1/snapshots/{snap}/fork", scopeAdmin, d.handleFork)
+	d.route("POST /v1/snapshots/{snap}/push", scopeAdmin, d.handlePush)
+	d.route("GET /v1/remote", scopeAdmin, d.handleRemoteStatus)
+	d.route("POST /v1/remote/gc", scopeAdmin, d.handleRemoteGC)
 	d.route("GET /v1/diff", scopeAdmin, d.handleDiff)
 	d.route("POST /v1/gc", scopeAdmin, d.handleGC)
 
@@ -53,6 +59,7 @@ func (d *Daemon) routes() {
 	d.route("POST /v1/blobs", scopeAny, d.handlePutBlob)
 
 	d.route("/v1/sessions/{id}/mcp", scopeSession, d.handleMCP)
+	d.uiRoutes()
 	d.route("/", scopePublic, d.handleNoRoute)
 	d.handler = d.authenticate(d.mux)
 }

@@ -57,6 +57,9 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		}()
 	}
 	d.log.Info("vfsd serving", "socket", d.cfg.Socket, "tcp", d.tcpAddr, "data_dir", d.cfg.DataDir, "sessions", len(d.entries()))
+	if d.tcpAddr != "" {
+		d.log.Info("review page", "url", d.uiBaseURL(&http.Request{})+"/ui/", "login", "run vfsd ui for a one-time login URL")
+	}
 	close(d.ready)
 
 	janitorCtx, stopJanitor := context.WithCancel(ctx)

@@ -77,8 +77,11 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		return nil, err
 	}
 	now := time.Now().UTC()
+	if len(req.Label) > d.cfg.MaxLabelBytes {
+		return nil, apiErr(api.CodeInvalidInput, "label is %d bytes; the daemon takes at most %d (vfsd serve --max-label-bytes)", len(req.Label), d.cfg.MaxLabelBytes)
+	}
 	m := &sessionMeta{ID: id, Created: now, Expires: expiry(now, ttl), Profile: req.Profile,
-		Contract: req.Contract, UID: newSessionUID()}
+		Contract: req.Contract, UID: newSessionUID(), Label: req.Label}
 	var src *entry
 	if req.Fork != "" {
 		if src, err = d.lookup(req.Fork); err != nil {
@@ -206,6 +209,7 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		return nil, errors.Join(err, d.metas.remove(id))
 	}
 	created = true
+	d.afterFork(m.Base)
 	d.log.Info("session created", "session", id, "policy", m.Policy, "contract", m.Contract, "base", m.Base, "fork_of", m.ForkOf)
 	resp.Session, resp.Token = d.view(e), token
 	return resp, nil
@@ -282,7 +286,7 @@ func (d *Daemon) view(e *entry) api.Session {
 	defer e.mu.Unlock()
 	m := e.meta
 	v := api.Session{
-		ID: e.id, CreatedAt: m.Created, Policy: m.Policy, EffectivePolicy: policyJSON(e.pol), Profile: m.Profile, Contract: e.k.Name(),
+		ID: e.id, CreatedAt: m.Created, Label: m.Label, Policy: m.Policy, EffectivePolicy: policyJSON(e.pol), Profile: m.Profile, Contract: e.k.Name(),
 		Base: m.Base, ImportSnapshot: m.Import, ForkOf: m.ForkOf, Mounts: toAPIMounts(m.Mounts),
 		ResetRestages: m.Restage, FuseMounts: slices.Clone(m.Fuse),
 		LastSnapshot: info.Ref, Seq: info.Seq, Dirty: info.Dirty, Files: info.Files, Bytes: info.Bytes,

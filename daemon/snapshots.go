@@ -24,7 +24,7 @@ func (d *Daemon) snapshotByRef(ctx context.Context, ref string) (*snapshot.Snaps
 	if errors.Is(err, vfs.ErrNotFound) {
 		return nil, apiErr(api.CodeNotFound, "%v; list the snapshots with GET /v1/snapshots (vfsd snapshot list)", err)
 	}
-	return nil, err
+	return nil, d.remoteErr(err)
 }
 
 // took reports whether rec is a snapshot taken of this incarnation of the
@@ -144,6 +144,7 @@ func (d *Daemon) handleCreateSnapshot(w http.ResponseWriter, r *http.Request) er
 		if err != nil {
 			return nil, err
 		}
+		d.afterSnapshot(snap)
 		return snapshotView(snap), nil
 	})
 }

@@ -49,6 +49,12 @@ func (d *Daemon) callTool(ctx context.Context, e *entry, name string, params jso
 		body, _ := json.Marshal(map[string]string{"status": "error", "error_code": "internal", "summary_text": err.Error()})
 		return contract.Result{Body: body, Text: err.Error(), Status: "internal", IsError: true}
 	}
+	// What programs wrote through a FUSE mount since is sealed into blobs,
+	// so the state just before this call stays in the history (rewind).
+	if err := e.s.SealUppers(ctx); err != nil {
+		body, _ := json.Marshal(map[string]string{"status": "error", "error_code": "internal", "summary_text": err.Error()})
+		return contract.Result{Body: body, Text: err.Error(), Status: "internal", IsError: true}
+	}
 	before := e.s.Info().Seq
 	res := e.k.Call(ctx, d.contractEnv(e), name, params)
 	took := time.Since(start)

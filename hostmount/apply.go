@@ -1,19 +1,19 @@
-//go:build linux
-
 package hostmount
+
+// Apply: the diff, the checks and the report are the same everywhere; the
+// host access (parentDir, conflict, write) is per platform: openat2 and
+// friends on Linux (apply_linux.go), os.Root elsewhere (apply_root.go).
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/vfs"
@@ -113,7 +113,8 @@ type applier struct {
 	done []snapshot.DiffEntry
 }
 
-// hostOf maps a session path to the last mount that covers it.
+// hostOf maps a session path to the last mount that covers it: its root,
+// its path beneath the root (slash-separated) and its host path.
 func (a *applier) hostOf(plans []*mountPlan, p vfs.Path) (root, string, string, bool, error) {
 	for i := len(plans) - 1; i >= 0; i-- {
 		mp := plans[i]
@@ -121,12 +122,12 @@ func (a *applier) hostOf(plans []*mountPlan, p vfs.Path) (root, string, string, 
 			continue
 		}
 		rel := strings.TrimPrefix(strings.TrimPrefix(string(p), string(mp.mountPath)), "/")
-		hp := path.Join(mp.hostPath, rel)
+		hp := hostJoin(mp.hostPath, rel)
 		r, rootRel, err := findRoot(a.im.roots, hp)
 		if err != nil {
 			return root{}, "", hp, true, err
 		}
-		return r, rootRel, hp, true, nil
+		return r, filepath.ToSlash(rootRel), hp, true, nil
 	}
 	return root{}, "", "", false, nil
 }
@@ -148,7 +149,7 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) {
 	case a.ctx.Err() != nil:
 		conflict("not applied: the apply was cancelled (" + a.ctx.Err().Error() + "); apply again")
 		return
-	case a.im.private.holds(path.Join(r.path, rel)):
+	case a.im.private.holds(hostJoin(r.path, rel)):
 		conflict("is the daemon's own data (its data directory, socket or token file), which is never written")
 		return
 	case e.OldKind != 0 && e.OldKind != e.Kind:
@@ -160,9 +161,12 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) {
 	case e.Change == snapshot.Added && (e.Kind == vfs.KindCharDev || e.Kind == vfs.KindBlockDev) && !isRoot:
 		conflict("a device: only a daemon running as root can create one; create it by hand")
 		return
+	case e.Kind.IsSpecial() && !hostSpecials:
+		conflict(fmt.Sprintf("a %s: special files are imported and applied on Linux only; create it by hand", e.Kind))
+		return
 	}
 	dir, name := path.Split(rel)
-	if a.dry && a.planned[path.Join(r.path, dir)] {
+	if a.dry && a.planned[hostJoin(r.path, dir)] {
 		// The parent is one this run creates: the name cannot exist yet.
 		if _, existed := a.base.Get(e.Path); !existed {
 			a.plan(r, rel, e)
@@ -170,15 +174,23 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) {
 			return
 		}
 	}
-	parent, err := openBeneath(r.fd, cleanRel(dir), unix.O_PATH|unix.O_DIRECTORY, true)
+	parent, err := openParent(r, cleanRel(dir))
 	if err != nil {
 		conflict("the host's parent directory is missing or not a plain directory: " + err.Error())
 		return
 	}
-	defer unix.Close(parent)
+	defer closeParent(parent)
 	before, existed := a.base.Get(e.Path)
 	if msg := a.conflict(parent, name, before, existed); msg != "" {
-		conflict(msg)
+		if a.hostHas(parent, name, e) {
+			// The host changed, but to exactly what the session has:
+			// nothing to write, and nothing in conflict.
+			c.Note = "the host already has it"
+			a.report.Applied = append(a.report.Applied, c)
+			a.done = append(a.done, e)
+			return
+		}
+		conflict(msg + "; bring the host's changes into the session with vfsd session rebase, then apply again")
 		return
 	}
 	if a.dry {
@@ -198,21 +210,33 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) {
 	a.done = append(a.done, e)
 }
 
+// What a host error that stopped one change was, as errClassOf (per
+// platform) tells it.
+const (
+	errOther = iota
+	errNotEmpty
+	errDenied
+	errFull
+	errReadOnly
+	errExists
+	errKind
+)
+
 // refusal explains a host error that stopped one change.
 func refusal(e snapshot.DiffEntry, err error) string {
 	var why string
-	switch {
-	case errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) && actionOf(e) == "rmdir":
+	switch class := errClassOf(err); {
+	case class == errNotEmpty || class == errExists && actionOf(e) == "rmdir":
 		why = "the host directory is not empty: files were added to it on the host since the import; remove them (or keep the directory), then apply again"
-	case errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM):
+	case class == errDenied:
 		why = "the host refused it (permission denied); fix the host's permissions, then apply again"
-	case errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EDQUOT):
+	case class == errFull:
 		why = "the host file system is full; free space, then apply again"
-	case errors.Is(err, unix.EROFS):
+	case class == errReadOnly:
 		why = "the host file system is read-only"
-	case errors.Is(err, unix.EEXIST):
+	case class == errExists:
 		why = "created on the host while being applied; left as the host has it"
-	case errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EISDIR):
+	case class == errKind:
 		why = "the host path changed kind while being applied; left as the host has it"
 	default:
 		why = "the host refused it; left as the host has it"
@@ -308,7 +332,7 @@ func (a *applier) plan(r root, rel string, e snapshot.DiffEntry) {
 		if a.planned == nil {
 			a.planned = map[string]bool{}
 		}
-		a.planned[path.Join(r.path, rel)] = true
+		a.planned[hostJoin(r.path, rel)] = true
 	}
 }
 
@@ -344,225 +368,32 @@ func cleanRel(dir string) string {
 	return dir
 }
 
-// conflict reports how the host's name in parent differs from what the
-// import saw (before, or nothing when !existed), or "".
-func (a *applier) conflict(parent int, name string, before vfs.Node, existed bool) string {
-	var st unix.Stat_t
-	err := unix.Fstatat(parent, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-	switch {
-	case errors.Is(err, unix.ENOENT):
-		if existed {
-			return "removed on the host since the import"
-		}
+// linkNote returns why an added hard link e cannot be a host hard link
+// whatever the host holds — its other name is outside every mount, or
+// beneath another allowed root — or "".
+func (a *applier) linkNote(plans []*mountPlan, r root, e snapshot.DiffEntry) string {
+	if actionOf(e) != "link" {
 		return ""
-	case err != nil:
-		return "cannot inspect the host path: " + err.Error()
-	case !existed:
-		return "created on the host since the import"
 	}
+	r2, _, _, ok, err := a.hostOf(plans, e.LinkTo)
 	switch {
-	case before.IsDir():
-		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			return "no longer a directory on the host"
-		}
-	case before.IsSymlink():
-		buf := make([]byte, 4096)
-		n, err := unix.Readlinkat(parent, name, buf)
-		if st.Mode&unix.S_IFMT != unix.S_IFLNK || err != nil || string(buf[:n]) != before.Target {
-			return "the symlink changed on the host since the import"
-		}
-	case before.IsSpecial():
-		if kindOf(st.Mode) != before.Kind || (before.Kind == vfs.KindCharDev || before.Kind == vfs.KindBlockDev) && st.Rdev != before.Rdev {
-			return fmt.Sprintf("no longer the same %s on the host", before.Kind)
-		}
-	default:
-		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return "no longer a regular file on the host"
-		}
-		if st.Size != before.Size {
-			return "modified on the host since the import (size differs)"
-		}
-		h, err := hashAt(parent, name)
-		if err != nil {
-			return "cannot read the host file: " + err.Error()
-		}
-		if h != before.Blob && !(before.Size == 0 && before.Blob.IsZero()) {
-			return "modified on the host since the import (content differs)"
-		}
+	case !ok || err != nil:
+		return fmt.Sprintf("written as a copy: its other name %s is outside the mounts", e.LinkTo)
+	case r2.path != r.path:
+		return fmt.Sprintf("written as a copy: its other name %s is beneath another allowed root", e.LinkTo)
+	case !hostHardLinks:
+		return "written as a copy: hard links are applied back as links on Linux only"
 	}
 	return ""
 }
 
-// hashAt hashes the regular file name in parent without following links.
-func hashAt(parent int, name string) (vfs.Hash, error) {
-	fd, err := noAtime(func(flags int) (int, error) { return unix.Openat(parent, name, flags, 0) }, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC)
-	if err != nil {
-		return vfs.Hash{}, err
-	}
-	f := fileOf(fd, name)
-	defer f.Close()
-	h := vfs.NewHasher()
-	if _, err := io.Copy(h, f); err != nil {
-		return vfs.Hash{}, err
-	}
-	return vfs.SumHash(h), nil
-}
+// errHostMeta reports a mode or owner the host changed since the import,
+// which the session changed too: left as the host has it.
+var errHostMeta = errors.New("changed on the host since the import")
 
 // errHostChanged reports a host path that changed between the conflict
 // check and the write: the write was undone, or never happened.
 var errHostChanged = errors.New("the host path changed while being applied")
-
-// write applies one entry beneath parent, where name was before (or
-// absent, when !existed) when the check passed.
-func (a *applier) write(plans []*mountPlan, r root, parent int, name string, e snapshot.DiffEntry, before vfs.Node, existed bool, c *ApplyChange) error {
-	action := actionOf(e)
-	switch action {
-	case "rmdir":
-		return unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
-	case "delete":
-		return a.deleteFile(parent, name, before)
-	}
-	n, ok := a.tree.Get(e.Path)
-	if !ok || n.Kind != e.Kind {
-		return fmt.Errorf("%s is not in the session's snapshot as a %s", e.Path, e.Kind)
-	}
-	switch action {
-	case "chmod", "metadata":
-		if testHookBeforeMove != nil {
-			testHookBeforeMove(parent, name)
-		}
-		// Through a descriptor opened without following a link and
-		// checked to be of the node's kind, so a name swapped for a
-		// symlink cannot redirect a chown, chmod or setxattr.
-		return withNode(parent, name, n.Kind, func(fd int) error {
-			return setMeta(fd, before, n, e.OldOwner != nil, c)
-		})
-	case "mkdir":
-		if err := unix.Mkdirat(parent, name, 0o700); err != nil {
-			return err
-		}
-		return withNode(parent, name, vfs.KindDir, func(fd int) error { return setMeta(fd, vfs.Node{}, n, false, c) })
-	case "link":
-		if c.Note = a.linkNote(plans, r, e); c.Note == "" {
-			err := a.link(plans, parent, name, e, n)
-			if !errors.Is(err, errCopy) {
-				return err
-			}
-			c.Note = "written as a copy: " + strings.TrimPrefix(err.Error(), errCopy.Error()+": ")
-		}
-		return a.writeFile(parent, name, n, before, existed, c)
-	case "mknod", "symlink":
-		// The node is made aside and renamed into place, so the host
-		// never lacks the name and a racing creation is not replaced.
-		tmp := tempName(name)
-		var err error
-		if action == "mknod" {
-			err = unix.Mknodat(parent, tmp, n.UnixMode()&^0o7777|0o600, int(n.Rdev))
-		} else {
-			err = unix.Symlinkat(n.Target, parent, tmp)
-		}
-		if err == nil {
-			err = withNode(parent, tmp, n.Kind, func(fd int) error { return setMeta(fd, vfs.Node{}, n, false, c) })
-		}
-		if err != nil {
-			_ = unix.Unlinkat(parent, tmp, 0)
-			return err
-		}
-		flags := uint(unix.RENAME_NOREPLACE)
-		if e.Change == snapshot.Modified {
-			flags = 0
-		}
-		err = unix.Renameat2(parent, tmp, parent, name, flags)
-		if err != nil {
-			_ = unix.Unlinkat(parent, tmp, 0)
-		}
-		if errors.Is(err, unix.EEXIST) {
-			err = errHostChanged
-		}
-		return err
-	}
-	if e.Change == snapshot.Added && n.Nlink > 1 && c.Note == "" {
-		for _, q := range a.tree.LinkNames(n.Ino) {
-			if _, _, _, ok, _ := a.hostOf(plans, q); !ok {
-				c.Note = fmt.Sprintf("written as a copy: its other name %s is outside the mounts", q)
-				break
-			}
-		}
-	}
-	return a.writeFile(parent, name, n, before, existed, c)
-}
-
-// writeFile writes the session's file n to name in parent through a
-// temporary file moved into place so that a host change racing the apply
-// is never overwritten: a new file must still be absent (the move does not
-// replace), and a modified one is exchanged with the host's and the host's
-// checked again once it is out of the way — if it changed meanwhile, the
-// exchange is undone and errHostChanged returned.
-func (a *applier) writeFile(parent int, name string, n vfs.Node, before vfs.Node, existed bool, c *ApplyChange) error {
-	tmp := tempName(name)
-	if err := a.writeTemp(parent, tmp, n, c); err != nil {
-		return err
-	}
-	if testHookBeforeMove != nil {
-		testHookBeforeMove(parent, name)
-	}
-	if !existed {
-		err := unix.Renameat2(parent, tmp, parent, name, unix.RENAME_NOREPLACE)
-		if errors.Is(err, unix.EEXIST) {
-			err = errHostChanged
-		}
-		if err != nil {
-			_ = unix.Unlinkat(parent, tmp, 0)
-		}
-		return err
-	}
-	switch err := unix.Renameat2(parent, tmp, parent, name, unix.RENAME_EXCHANGE); {
-	case errors.Is(err, unix.ENOENT):
-		_ = unix.Unlinkat(parent, tmp, 0)
-		return errHostChanged
-	case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS):
-		// A file system without exchange: replace, as checked just before.
-		err = unix.Renameat(parent, tmp, parent, name)
-		if err != nil {
-			_ = unix.Unlinkat(parent, tmp, 0)
-		}
-		return err
-	case err != nil:
-		_ = unix.Unlinkat(parent, tmp, 0)
-		return err
-	}
-	// tmp is now the host's file as it was at the exchange.
-	if a.conflict(parent, tmp, before, true) != "" {
-		if err := unix.Renameat2(parent, tmp, parent, name, unix.RENAME_EXCHANGE); err != nil {
-			return fmt.Errorf("%w; the host's version is at %s: %v", errHostChanged, tmp, err)
-		}
-		_ = unix.Unlinkat(parent, tmp, 0)
-		return errHostChanged
-	}
-	return unix.Unlinkat(parent, tmp, 0)
-}
-
-// deleteFile removes name from parent unless the host changed it: the
-// file is moved aside, checked, and then removed or moved back.
-func (a *applier) deleteFile(parent int, name string, before vfs.Node) error {
-	tmp := tempName(name)
-	if testHookBeforeMove != nil {
-		testHookBeforeMove(parent, name)
-	}
-	switch err := unix.Renameat2(parent, name, parent, tmp, unix.RENAME_NOREPLACE); {
-	case errors.Is(err, unix.ENOENT):
-		return errHostChanged
-	case err != nil:
-		return err
-	}
-	if a.conflict(parent, tmp, before, true) != "" {
-		if err := unix.Renameat2(parent, tmp, parent, name, unix.RENAME_NOREPLACE); err != nil {
-			return fmt.Errorf("%w; the host's version is at %s: %v", errHostChanged, tmp, err)
-		}
-		return errHostChanged
-	}
-	return unix.Unlinkat(parent, tmp, 0)
-}
 
 // tempName is a fresh name for apply's temporary file beside name.
 func tempName(name string) string {
@@ -575,37 +406,4 @@ func tempName(name string) string {
 
 // testHookBeforeMove, if set, is called after a file's check and before
 // apply moves it: the worst moment for a host change.
-var testHookBeforeMove func(parent int, name string)
-
-// writeTemp writes file n's content to a new file tmp in parent, synced,
-// with n's owner (as root), mode, extended attributes and times.
-func (a *applier) writeTemp(parent int, tmp string, n vfs.Node, c *ApplyChange) error {
-	var src io.Reader = strings.NewReader("")
-	if n.Size > 0 {
-		b, err := a.blobs.Open(a.ctx, n.Blob)
-		if err != nil {
-			return fmt.Errorf("read the session's content: %w", err)
-		}
-		defer b.Close()
-		src = io.NewSectionReader(b, 0, n.Size)
-	}
-	fd, err := unix.Openat(parent, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return err
-	}
-	f := fileOf(fd, tmp)
-	_, err = io.Copy(f, src)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = withNode(parent, tmp, vfs.KindFile, func(fd int) error { return setMeta(fd, vfs.Node{}, n, false, c) })
-	}
-	if err != nil {
-		_ = unix.Unlinkat(parent, tmp, 0)
-	}
-	return err
-}
+var testHookBeforeMove func(name string)

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && !vfsd_osroot
 
 package hostmount
 
@@ -109,29 +109,8 @@ func setMeta(fd int, before, n vfs.Node, ownerChanged bool, c *ApplyChange) erro
 	return nil
 }
 
-// errHostMeta reports a mode or owner the host changed since the import,
-// which the session changed too: left as the host has it.
-var errHostMeta = errors.New("changed on the host since the import")
-
 // errCopy reports a hard link apply writes as a copy instead, and why.
 var errCopy = errors.New("copy")
-
-// linkNote returns why an added hard link e cannot be a host hard link
-// whatever the host holds — its other name is outside every mount, or
-// beneath another allowed root — or "".
-func (a *applier) linkNote(plans []*mountPlan, r root, e snapshot.DiffEntry) string {
-	if actionOf(e) != "link" {
-		return ""
-	}
-	r2, _, _, ok, err := a.hostOf(plans, e.LinkTo)
-	switch {
-	case !ok || err != nil:
-		return fmt.Sprintf("written as a copy: its other name %s is outside the mounts", e.LinkTo)
-	case r2.fd != r.fd:
-		return fmt.Sprintf("written as a copy: its other name %s is beneath another allowed root", e.LinkTo)
-	}
-	return ""
-}
 
 // link makes name in parent a hard link to the host file at e.LinkTo,
 // which must hold n's content. It returns an errCopy when the link cannot

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && !vfsd_osroot
 
 package hostmount
 
@@ -112,9 +112,10 @@ func TestApplyMetadataNeverThroughSymlink(t *testing.T) {
 			secret := filepath.Join(e.outside, "secret")
 			var before unix.Stat_t
 			require.NoError(t, unix.Stat(secret, &before))
-			testHookBeforeMove = func(parent int, name string) {
-				require.NoError(t, unix.Unlinkat(parent, name, 0))
-				require.NoError(t, unix.Symlinkat(secret, parent, name))
+			testHookBeforeMove = func(name string) {
+				victim := filepath.Join(e.root, "p", name)
+				require.NoError(t, os.Remove(victim))
+				require.NoError(t, os.Symlink(secret, victim))
 			}
 			defer func() { testHookBeforeMove = nil }()
 			got, err := e.im.Apply(ctx, e.repo, rep.Snapshot, s, mounts, ApplyOptions{})

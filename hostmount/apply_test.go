@@ -1,5 +1,3 @@
-//go:build linux
-
 package hostmount
 
 import (
@@ -37,17 +35,24 @@ func TestApplyBackToHost(t *testing.T) {
 	w("created-on-host.txt", "session\n")
 	require.NoError(t, s.Remove(ctx, vfs.MustPath("gone.txt"), vfs.RemoveOptions{}))
 	require.NoError(t, s.Remove(ctx, vfs.MustPath("olddir"), vfs.RemoveOptions{Recursive: true}))
-	_, err = s.Symlink(ctx, "keep.txt", vfs.MustPath("link"))
-	require.NoError(t, err)
+	links := canSymlink(t)
+	if links {
+		_, err = s.Symlink(ctx, "keep.txt", vfs.MustPath("link"))
+		require.NoError(t, err)
+	}
 	w("dir/nested.txt", "through a swapped dir\n")
 
 	// Meanwhile the host changes: one file edited, one created where the
 	// session creates one, and a directory swapped for a symlink to a
-	// place outside the root.
+	// place outside the root (for a file, where symlinks cannot be made).
 	e.write("proj/conflict.txt", "host edit\n")
 	e.write("proj/created-on-host.txt", "host\n")
 	require.NoError(t, os.RemoveAll(filepath.Join(e.root, "proj/dir")))
-	require.NoError(t, os.Symlink(e.outside, filepath.Join(e.root, "proj/dir")))
+	if links {
+		require.NoError(t, os.Symlink(e.outside, filepath.Join(e.root, "proj/dir")))
+	} else {
+		e.write("proj/dir", "a file now\n")
+	}
 
 	hostState := func() map[string]string {
 		out := map[string]string{}
@@ -55,7 +60,7 @@ func TestApplyBackToHost(t *testing.T) {
 			if err == nil && fi.Mode().IsRegular() {
 				b, _ := os.ReadFile(p)
 				rel, _ := filepath.Rel(filepath.Join(e.root, "proj"), p)
-				out[rel] = string(b)
+				out[filepath.ToSlash(rel)] = string(b)
 			}
 			return nil
 		})
@@ -87,9 +92,11 @@ func TestApplyBackToHost(t *testing.T) {
 	require.NotContains(t, after, "olddir/x.txt")
 	_, err = os.Stat(filepath.Join(e.root, "proj/olddir"))
 	require.ErrorIs(t, err, os.ErrNotExist)
-	target, err := os.Readlink(filepath.Join(e.root, "proj/link"))
-	require.NoError(t, err)
-	require.Equal(t, "keep.txt", target)
+	if links {
+		target, err := os.Readlink(filepath.Join(e.root, "proj/link"))
+		require.NoError(t, err)
+		require.Equal(t, "keep.txt", target)
+	}
 	secret, err := os.ReadFile(filepath.Join(e.outside, "secret"))
 	require.NoError(t, err)
 	require.Equal(t, "TOP SECRET", string(secret), "nothing was written through the planted symlink")
@@ -147,7 +154,7 @@ func TestApplyRacingHost(t *testing.T) {
 				require.NoError(t, s.Remove(ctx, vfs.MustPath(p), vfs.RemoveOptions{}))
 			})
 			raced := 0
-			testHookBeforeMove = func(parent int, name string) {
+			testHookBeforeMove = func(name string) {
 				raced++
 				tc.race(filepath.Join(e.root, "proj", name))
 			}
@@ -155,7 +162,7 @@ func TestApplyRacingHost(t *testing.T) {
 
 			got, err := e.im.Apply(ctx, e.repo, rep.Snapshot, s, mounts, ApplyOptions{})
 			require.NoError(t, err)
-			require.Equal(t, 1, raced)
+			require.Equal(t, 1, raced, "%+v", got.Conflicts)
 			require.Empty(t, got.Applied)
 			require.Len(t, got.Conflicts, 1)
 			require.Contains(t, got.Conflicts[0].Conflict, "while being applied")
@@ -172,4 +179,42 @@ func TestApplyRacingHost(t *testing.T) {
 			require.Empty(t, leftovers)
 		})
 	}
+}
+
+// A host file changed to the very content the session has is no conflict:
+// the apply reports it applied (the host already has it), writes nothing,
+// and the next apply has nothing left to do.
+func TestApplyHostAlreadyHasTheSessionsContent(t *testing.T) {
+	e := newEnv(t)
+	e.write("proj/same.txt", "base\n")
+	e.write("proj/differs.txt", "base\n")
+	mounts := []Mount{{HostPath: filepath.Join(e.root, "proj"), MountPath: "/"}}
+	s, rep, err := e.im.Stage(ctx, e.repo, snapshot.SessionOptions{}, mounts, nil)
+	require.NoError(t, err)
+	for p, content := range map[string]string{"same.txt": "agreed\n", "differs.txt": "session\n", "new.txt": "both\n"} {
+		_, err := s.WriteFile(ctx, vfs.MustPath(p), strings.NewReader(content), vfs.WriteOptions{})
+		require.NoError(t, err)
+	}
+	e.write("proj/same.txt", "agreed\n")
+	e.write("proj/differs.txt", "host\n")
+	e.write("proj/new.txt", "both\n")
+	require.NoError(t, os.Chmod(filepath.Join(e.root, "proj/new.txt"), 0o644))
+	st, err := s.Stat(ctx, vfs.MustPath("new.txt"))
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(filepath.Join(e.root, "proj/new.txt"), st.Mode.Perm()))
+
+	got, err := e.im.Apply(ctx, e.repo, rep.Snapshot, s, mounts, ApplyOptions{})
+	require.NoError(t, err)
+	applied := map[string]string{}
+	for _, c := range got.Applied {
+		applied[c.Path] = c.Note
+	}
+	require.Equal(t, "the host already has it", applied["/same.txt"])
+	require.Equal(t, "the host already has it", applied["/new.txt"])
+	require.Len(t, got.Conflicts, 1)
+	require.Equal(t, "/differs.txt", got.Conflicts[0].Path)
+	require.Contains(t, got.Conflicts[0].Conflict, "vfsd session rebase", "the conflict points to rebase, not reset")
+	b, err := os.ReadFile(filepath.Join(e.root, "proj/differs.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "host\n", string(b))
 }

@@ -1,3 +1,5 @@
+//go:build linux && !vfsd_osroot
+
 package hostmount
 
 import (
@@ -21,12 +23,12 @@ func (ci *contentImport) file(ctx context.Context, s *scanned, e *entry) error {
 			return err
 		}
 		if ok {
-			ci.finish(s, e, imported{hash: h, size: e.id.size, enc: enc}, unpin, true)
+			ci.finish(s, e, imported{hash: h, size: e.id.size, enc: enc}, unpin, true, 0)
 			return nil
 		}
 	}
 	if testHookBeforeOpenFile != nil {
-		testHookBeforeOpenFile(join(s.root.path, e.openRel))
+		testHookBeforeOpenFile(hostJoin(s.root.path, e.openRel))
 	}
 	fd, err := noAtime(func(flags int) (int, error) { return openBeneath(s.root.fd, e.openRel, flags, true) }, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW)
 	if err != nil {
@@ -42,8 +44,10 @@ func (ci *contentImport) file(ctx context.Context, s *scanned, e *entry) error {
 		return nil
 	}
 	sn := vfs.NewSniffer(f)
-	h, size, unpin, err := ci.repo.Blobs().Put(ctx, sn, true)
+	counting, counted := ci.reading(sn)
+	h, size, unpin, err := ci.repo.Blobs().Put(ctx, counting, true)
 	if err != nil {
+		ci.unread(*counted)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -51,12 +55,12 @@ func (ci *contentImport) file(ctx context.Context, s *scanned, e *entry) error {
 			ci.skip(s, e, SkipUnreadable)
 			return nil
 		}
-		return fmt.Errorf("import %s: %w", s.mp.hostPath+"/"+e.openRel, err)
+		return fmt.Errorf("import %s: %w", hostJoin(s.root.path, e.openRel), err)
 	}
 	var after unix.Stat_t
 	if unix.Fstat(fd, &after) == nil && idOf(&after) == idOf(&before) {
 		ci.im.cache.store(idOf(&before), h, sn.Encoding())
 	}
-	ci.finish(s, e, imported{hash: h, size: size, enc: sn.Encoding()}, unpin, false)
+	ci.finish(s, e, imported{hash: h, size: size, enc: sn.Encoding()}, unpin, false, *counted)
 	return nil
 }

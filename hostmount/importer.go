@@ -3,6 +3,7 @@ package hostmount
 import (
 	"context"
 	"fmt"
+	"io"
 	"runtime"
 	"strings"
 	"sync"
@@ -101,8 +102,8 @@ type Report struct {
 	TotalMs  float64       `json:"total_ms"`
 }
 
-// progressEvery throttles progress callbacks.
-const progressEvery = 100 * time.Millisecond
+// progressEvery throttles progress callbacks (a variable for tests).
+var progressEvery = 100 * time.Millisecond
 
 // throttle calls fn at most every progressEvery, and always when forced.
 type throttle struct {
@@ -352,12 +353,51 @@ feed:
 	return nil
 }
 
-func (ci *contentImport) finish(s *scanned, e *entry, c imported, unpin func(), cached bool) {
+// reading returns r counting what is read of a file into the import's
+// progress as it goes, so that a large file moves the byte count while it
+// is copied rather than only once it is done; counted tells how much it
+// counted, for finish or unread.
+func (ci *contentImport) reading(r io.Reader) (io.Reader, *int64) {
+	var counted int64
+	return &progressReader{r: r, ci: ci, counted: &counted}, &counted
+}
+
+// unread takes back what a file that was not imported counted.
+func (ci *contentImport) unread(counted int64) {
+	ci.mu.Lock()
+	ci.bytes -= counted
+	ci.mu.Unlock()
+}
+
+// progressReader is contentImport.reading's reader.
+type progressReader struct {
+	r       io.Reader
+	ci      *contentImport
+	counted *int64
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		ci := p.ci
+		ci.mu.Lock()
+		*p.counted += int64(n)
+		ci.bytes += int64(n)
+		pr := Progress{Phase: "import", Files: ci.files, FilesTotal: ci.filesTotal, Bytes: ci.bytes, BytesTotal: ci.bytesTotal}
+		ci.mu.Unlock()
+		ci.tp.report(pr, false)
+	}
+	return n, err
+}
+
+// finish records a file's import; counted is what reading already added
+// to the byte count for it.
+func (ci *contentImport) finish(s *scanned, e *entry, c imported, unpin func(), cached bool, counted int64) {
 	ci.mu.Lock()
 	ci.done[e] = c
 	ci.unpins = append(ci.unpins, unpin)
 	ci.files++
-	ci.bytes += c.size
+	ci.bytes += c.size - counted
 	ci.mountBytes[s.mp] += c.size
 	if cached {
 		ci.cached++
@@ -370,5 +410,5 @@ func (ci *contentImport) finish(s *scanned, e *entry, c imported, unpin func(), 
 func (ci *contentImport) skip(s *scanned, e *entry, reason string) {
 	ci.mu.Lock()
 	defer ci.mu.Unlock()
-	ci.skipped = append(ci.skipped, Skip{HostPath: join(s.root.path, e.openRel), Reason: reason})
+	ci.skipped = append(ci.skipped, Skip{HostPath: hostJoin(s.root.path, e.openRel), Reason: reason})
 }

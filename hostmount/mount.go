@@ -5,8 +5,8 @@
 // by file identity makes importing an unchanged tree again a stat walk.
 //
 // An import has two phases. The scan walks each mount with directory file
-// descriptors (openat2 with RESOLVE_BENEATH from a descriptor of the root,
-// O_NOFOLLOW everywhere), applies the globs, ignore files and symlink
+// descriptors (on Linux openat2 with RESOLVE_BENEATH from a descriptor of
+// the root, O_NOFOLLOW everywhere; elsewhere os.Root, see root.go), applies the globs, ignore files and symlink
 // policy, and checks the byte cap before anything is stored. The import
 // then reads each file through a fresh descriptor opened beneath the root,
 // checks it is the very file the scan saw, hashes it into the store, and
@@ -15,6 +15,7 @@ package hostmount
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -95,7 +96,7 @@ func validate(m Mount) (*mountPlan, error) {
 	if !filepath.IsAbs(m.HostPath) {
 		return nil, &vfs.Error{Op: "mount", Path: m.HostPath, Code: vfs.CodeInvalid, Msg: "host_path must be absolute"}
 	}
-	for _, seg := range strings.Split(m.HostPath, "/") {
+	for _, seg := range strings.FieldsFunc(m.HostPath, func(c rune) bool { return c < 0x80 && os.IsPathSeparator(uint8(c)) }) {
 		if seg == ".." {
 			return nil, &vfs.Error{Op: "mount", Path: m.HostPath, Code: vfs.CodeInvalid, Msg: `host_path must not contain ".."; name the folder directly`}
 		}

@@ -1,8 +1,7 @@
-//go:build !windows
-
 package hostmount
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 
@@ -18,8 +17,12 @@ func FuzzPatterns(f *testing.F) {
 	for _, s := range []string{"**/*.go", "a/**", "../x", "/etc/**", "[", "{a,b}/*", `\*`, "**", "a/../b", "x[!y]z"} {
 		f.Add(s, "dir/file.go")
 	}
+	host := "/srv/root/p"
+	if runtime.GOOS == "windows" {
+		host = `C:\srv\root\p`
+	}
 	f.Fuzz(func(t *testing.T, pat, rel string) {
-		mp, err := validate(Mount{HostPath: "/srv/root/p", Include: []string{pat}, Exclude: []string{pat}})
+		mp, err := validate(Mount{HostPath: host, Include: []string{pat}, Exclude: []string{pat}})
 		if err != nil {
 			require.Equal(t, vfs.CodeInvalidPattern, vfs.CodeOf(err), "%v", err)
 			return

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && !vfsd_osroot
 
 package hostmount
 
@@ -320,23 +320,6 @@ func (sc *scanner) symlink(dfd int, name, rel, openRel string, spath vfs.Path, l
 		return nil
 	}
 	return sc.child(dfd, name, rel, realOpen, spath, &st, ign, links+1)
-}
-
-// readNames lists a directory, sorted, so imports are deterministic.
-func readNames(f *os.File) ([]string, error) {
-	var names []string
-	for {
-		batch, err := f.Readdirnames(dirReadBatch)
-		names = append(names, batch...)
-		if err == io.EOF || (err == nil && len(batch) == 0) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	slices.Sort(names)
-	return names, nil
 }
 
 // readIgnoreFile reads the .gitignore of the directory open as dfd,

@@ -3,15 +3,19 @@ package hostmount
 // The declarations every platform shares: what a scan finds and skips, what
 // Apply reports, an entry's metadata, the private set and the allowed-root
 // lookup. The host access itself is per platform: openat2 and friends on
-// Linux (scan.go, apply.go, apply_posix.go, posix.go, private.go,
-// resolve.go, import_linux.go), host_other.go elsewhere.
+// Linux (scan.go, apply_linux.go, apply_posix.go, posix.go, private.go,
+// resolve.go, import_linux.go), os.Root elsewhere (root*.go, scan_root.go,
+// apply_root.go, stat_*.go) — and on Linux too when built with the
+// vfsd_osroot tag, so that its tests run there.
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/vfsd/vfsd/vfs"
@@ -53,6 +57,7 @@ type Skip struct {
 // Why an entry was skipped.
 const (
 	SkipSpecial     = "special file of an unknown kind"
+	SkipSpecialHere = "fifo, socket or device: imported on Linux only"
 	SkipDevice      = "device node: imported only when the daemon runs as root"
 	SkipXattr       = "extended attribute over the session's limits (64 KiB a value, 256 KiB a node): the entry is imported without it"
 	SkipNotUTF8     = "name is not valid UTF-8"
@@ -89,6 +94,7 @@ type scanner struct {
 	bytes      int64
 	files      int64
 	visiting   map[[2]uint64]bool // directories on the current path, when following symlinks
+	onPath     []os.FileInfo      // the same for the os.Root layer, compared with os.SameFile
 	links      map[[2]uint64]bool // host identities of multiply-linked entries seen
 	privileged bool               // the daemon runs as root: devices, trusted.* and security.*
 	progress   func(files, bytes int64)
@@ -100,10 +106,16 @@ func (sc *scanner) skip(hostRel, reason string) {
 
 // hostPath is the host path of an entry, for reports.
 func (sc *scanner) hostPath(rel string) string {
-	if rel == "" {
-		return sc.mp.hostPath
+	return hostJoin(sc.mp.hostPath, rel)
+}
+
+// hostJoin joins a host path and a slash-separated path relative to it,
+// in the host's own separators.
+func hostJoin(base, rel string) string {
+	if rel == "" || rel == "." {
+		return base
 	}
-	return sc.mp.hostPath + "/" + rel
+	return filepath.Join(base, filepath.FromSlash(rel))
 }
 
 func join(dir, name string) string {
@@ -219,6 +231,7 @@ func xattrNamespace(name string, root bool) bool {
 type privateSet struct {
 	paths []string
 	ids   map[[2]uint64]bool
+	infos []os.FileInfo // the os.Root layer's identities, compared with os.SameFile
 }
 
 // holds reports whether the real path hp is a private path or lies inside
@@ -276,4 +289,21 @@ func findRoot(roots []root, hp string) (root, string, error) {
 		return root{}, "", &vfs.Error{Op: "mount", Path: hp, Code: vfs.CodeForbidden, Msg: msg}
 	}
 	return best, rel, nil
+}
+
+// readNames lists a directory, sorted, so imports are deterministic.
+func readNames(f *os.File) ([]string, error) {
+	var names []string
+	for {
+		batch, err := f.Readdirnames(dirReadBatch)
+		names = append(names, batch...)
+		if err == io.EOF || (err == nil && len(batch) == 0) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(names)
+	return names, nil
 }

@@ -28,7 +28,7 @@ func (m *Mount) apply(e *vfs.Event) {
 		}
 	case vfs.OpSeal, vfs.OpSnapshotted, vfs.OpCopyUp:
 		// The content did not change, only where it is kept.
-	case vfs.OpRestore:
+	case vfs.OpRestore, vfs.OpRewind:
 		m.forgetAll()
 	case vfs.OpRename:
 		m.moved(e.Path, e.To, e.Exchange)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -83,4 +85,19 @@ func TestMountReadWrite(t *testing.T) {
 	require.NoError(t, syscall.Stat(filepath.Join(dir, "lib/main.go"), &after))
 	require.Equal(t, before.Ino, after.Ino)
 	require.Equal(t, "package main\n// more\n", e.Read("lib/main.go"))
+}
+
+// TestReaddirDotEntries lists "." and ".." as any POSIX file system does
+// (go-fuse adds neither), with their inode numbers, through ls -ai in a
+// subprocess (Go's os.ReadDir hides both).
+func TestReaddirDotEntries(t *testing.T) {
+	_, m := mounted(t, map[string]string{"a.txt": "a", "sub/b.txt": "b"}, mount.Options{})
+	dir := m.Dir()
+	out := run(t, dir, nil, "ls", "-a", ".", "sub")
+	require.Equal(t, ".:\n.\n..\na.txt\nsub\n\nsub:\n.\n..\nb.txt\n", out)
+	out = run(t, dir, nil, "ls", "-ai", "sub")
+	fields := strings.Fields(out)
+	require.Len(t, fields, 6, out)
+	require.Equal(t, strconv.FormatUint(inoOf(t, filepath.Join(dir, "sub")), 10), fields[0], "the inode of . is the directory's")
+	require.Equal(t, strconv.FormatUint(inoOf(t, dir), 10), fields[2], "the inode of .. is its parent's")
 }

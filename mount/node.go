@@ -310,11 +310,25 @@ func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	if err != nil {
 		return nil, Errno(err)
 	}
-	out := make([]fuse.DirEntry, len(entries))
-	for i, e := range entries {
-		out[i] = fuse.DirEntry{Name: e.Name, Ino: e.Node.Ino, Mode: kindMode(e.Node)}
+	// "." and ".." lead the listing, as on any POSIX file system (go-fuse
+	// adds neither; ls -a, find and readdir(3) users expect them).
+	out := make([]fuse.DirEntry, 0, len(entries)+2)
+	out = append(out, fuse.DirEntry{Name: ".", Ino: n.StableAttr().Ino, Mode: fuse.S_IFDIR},
+		fuse.DirEntry{Name: "..", Ino: n.parentIno(), Mode: fuse.S_IFDIR})
+	for _, e := range entries {
+		out = append(out, fuse.DirEntry{Name: e.Name, Ino: e.Node.Ino, Mode: kindMode(e.Node)})
 	}
 	return gofs.NewListDirStream(out), 0
+}
+
+// parentIno is the inode number of the directory holding n: n's own at
+// the mount's root (the kernel shows the mount point's parent for ".."
+// there anyway).
+func (n *node) parentIno() uint64 {
+	if _, parent := n.Parent(); parent != nil {
+		return parent.StableAttr().Ino
+	}
+	return n.StableAttr().Ino
 }
 
 // Open opens the file: a read-only open reads content in place, a write

@@ -280,9 +280,11 @@ func patchDir(t vfs.Tree, d vfs.Path, old []byte, names map[string]bool, hashOf 
 
 // loadTree reads a snapshot's tree from its manifests, starting at the root
 // manifest root and the root directory's own node.
-func (r *Repo) loadTree(ctx context.Context, rootNode vfs.Node, root vfs.Hash, maxIno uint64) (vfs.Tree, dirHashes, error) {
+// parent, the record's parent snapshot, is where manifests missing from the
+// index are looked for first when they must come from the remote.
+func (r *Repo) loadTree(ctx context.Context, rootNode vfs.Node, root vfs.Hash, maxIno uint64, parent string) (vfs.Tree, dirHashes, error) {
 	rootNode.Blob = vfs.Hash{}
-	mr := &manifestReader{r: r, records: make(map[vfs.Hash][]byte)}
+	mr := &manifestReader{r: r, records: make(map[vfs.Hash][]byte), parent: parent}
 	tb := vfs.NewTreeBuilder(rootNode)
 	tb.SetMaxIno(maxIno)
 	dirs := immutable.NewSortedMapBuilder[vfs.Path, vfs.Hash](pathComparer{})
@@ -316,7 +318,7 @@ func (r *Repo) loadTree(ctx context.Context, rootNode vfs.Node, root vfs.Hash, m
 
 // readObject reads a whole stored object.
 func (r *Repo) readObject(ctx context.Context, ns Namespace, h vfs.Hash) ([]byte, error) {
-	b, err := r.store.Open(ctx, ns, h)
+	b, err := r.openObject(ctx, ns, h)
 	if err != nil {
 		return nil, err
 	}

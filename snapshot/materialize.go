@@ -150,7 +150,7 @@ func (m *materializer) meta(p vfs.Path, target string, n vfs.Node) error {
 }
 
 func (r *Repo) materializeFile(ctx context.Context, target string, n vfs.Node) error {
-	b, err := r.store.Open(ctx, Blobs, n.Blob)
+	b, err := r.openObject(ctx, Blobs, n.Blob)
 	if err != nil {
 		return err
 	}

@@ -208,12 +208,42 @@ func (r *Repo) indexAll(ctx context.Context) error {
 	return nil
 }
 
+// indexRemote fetches and indexes every record of the remote not indexed
+// yet: the last resort for a manifest no ancestor holds.
+func (r *Repo) indexRemote(ctx context.Context) error {
+	var todo []vfs.Hash
+	if err := r.remote.store.List(ctx, Records, func(h vfs.Hash, _ int64) error {
+		r.mu.Lock()
+		done := r.indexed[h]
+		r.mu.Unlock()
+		if !done {
+			todo = append(todo, h)
+		}
+		return nil
+	}); err != nil {
+		return r.remote.errRemote(Records, vfs.Hash{}, err)
+	}
+	for _, h := range todo {
+		b, err := r.readObject(ctx, Records, h)
+		if err != nil {
+			return err
+		}
+		if _, _, err := r.indexRecord(h, b); err != nil && !errors.Is(err, errIsPack) {
+			return fmt.Errorf("record %s: %w", h.Short(), err)
+		}
+	}
+	return nil
+}
+
 // manifestReader reads manifests for one tree load, keeping each record it
 // reads from.
 type manifestReader struct {
 	r       *Repo
 	records map[vfs.Hash][]byte
 	scanned bool
+	// parent is the next ancestor record to index when a manifest is
+	// missing and a remote may have it; "" when there is none left.
+	parent string
 }
 
 func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, error) {
@@ -223,6 +253,35 @@ func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, erro
 	if !ok && !m.scanned {
 		m.scanned = true
 		if err := m.r.indexAll(ctx); err != nil {
+			return nil, err
+		}
+		m.r.mu.Lock()
+		loc, ok = m.r.index[h]
+		m.r.mu.Unlock()
+	}
+	// With a remote, the manifest may be in a record not fetched yet:
+	// most likely an ancestor's, else any record the remote holds.
+	for !ok && m.r.remote != nil && m.parent != "" {
+		ph, err := vfs.ParseHash(m.parent)
+		if err != nil {
+			break
+		}
+		b, err := m.r.readObject(ctx, Records, ph)
+		if err != nil {
+			return nil, fmt.Errorf("manifest %s: ancestor %s: %w", h.Short(), ph.Short(), err)
+		}
+		rec, _, err := m.r.indexRecord(ph, b)
+		if err != nil && !errors.Is(err, errIsPack) {
+			return nil, fmt.Errorf("record %s: %w", ph.Short(), err)
+		}
+		m.records[ph] = b
+		m.parent = rec.Parent
+		m.r.mu.Lock()
+		loc, ok = m.r.index[h]
+		m.r.mu.Unlock()
+	}
+	if !ok && m.r.remote != nil {
+		if err := m.r.indexRemote(ctx); err != nil {
 			return nil, err
 		}
 		m.r.mu.Lock()

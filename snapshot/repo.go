@@ -39,6 +39,8 @@ type Repo struct {
 
 	ownStore io.Closer // closed by Close: the store OpenLocalRepo opened
 
+	remote *remoteLink // the shared remote store, if any (SetRemote)
+
 	manifests manifestCache // recently written or read manifests
 
 	pins pinSet
@@ -130,6 +132,7 @@ func (r *Repo) Store() Store { return r.store }
 // Close closes every session (they stay on disk). It does not close the
 // store.
 func (r *Repo) Close() error {
+	r.closeRemote()
 	if r.slots != nil {
 		r.slots.close()
 	}
@@ -334,7 +337,7 @@ func (b repoBlobs) Put(ctx context.Context, rd io.Reader, deferred bool) (vfs.Ha
 func (b repoBlobs) Sync(ctx context.Context) error { return b.r.store.Sync(ctx) }
 
 func (b repoBlobs) Open(ctx context.Context, h vfs.Hash) (vfs.Blob, error) {
-	return b.r.store.Open(ctx, Blobs, h)
+	return b.r.openObject(ctx, Blobs, h)
 }
 
 // put stores content and pins it, so garbage collection cannot delete it
@@ -345,6 +348,9 @@ func (r *Repo) put(ctx context.Context, ns Namespace, rd io.Reader, opts PutOpti
 	h, n, err := r.store.Put(ctx, ns, rd, opts)
 	if err != nil {
 		return vfs.Hash{}, 0, nil, err
+	}
+	if r.remote != nil && ns == Blobs {
+		r.remote.own(h) // stored here: no longer a cache entry
 	}
 	return h, n, r.pins.pin(h), nil
 }
@@ -376,5 +382,14 @@ func (b repoBlobs) BlobPath(h vfs.Hash) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return ls.ObjectPath(Blobs, h), true
+	p := ls.ObjectPath(Blobs, h)
+	if b.r.remote != nil {
+		// With a remote, a blob may not have been fetched yet (or may
+		// have been evicted): then the caller reads it through Open.
+		if _, err := os.Lstat(p); err != nil {
+			return "", false
+		}
+		b.r.remote.touch(h)
+	}
+	return p, true
 }

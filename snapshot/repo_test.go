@@ -293,11 +293,21 @@ func TestGCKeepsReferencedBlobs(t *testing.T) {
 
 	rep, err := r.GC(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 1, rep.Deleted, "only the overwritten content is garbage")
+	require.Equal(t, 0, rep.Deleted, "the overwritten content is in the session's history (a rewind brings it back)")
 	_, err = store.Stat(ctx, snapshot.Blobs, vfs.HashOf([]byte("overwritten soon")))
-	require.ErrorIs(t, err, vfs.ErrNotFound)
+	require.NoError(t, err)
 	require.NoError(t, r.Restore(ctx, s, snap.ID))
 	require.Equal(t, "in the snapshot", read(t, s, "snap.txt"))
+
+	// Once the session is gone, so is its history.
+	require.NoError(t, r.DeleteSession(s.ID()))
+	rep, err = r.GC(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 3, rep.Deleted, "overwritten soon, final and live: only the snapshot's content stays")
+	_, err = store.Stat(ctx, snapshot.Blobs, vfs.HashOf([]byte("overwritten soon")))
+	require.ErrorIs(t, err, vfs.ErrNotFound)
+	_, err = store.Stat(ctx, snapshot.Blobs, vfs.HashOf([]byte("in the snapshot")))
+	require.NoError(t, err)
 }
 
 // TestGCWithConcurrentWriters runs collections while writers store new

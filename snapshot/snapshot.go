@@ -107,7 +107,7 @@ func (r *Repo) Get(ctx context.Context, id string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 	}
-	tree, dirs, err := r.loadTree(ctx, rec.RootDir.node(), rec.Root, rec.MaxIno)
+	tree, dirs, err := r.loadTree(ctx, rec.RootDir.node(), rec.Root, rec.MaxIno, rec.Parent)
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 	}

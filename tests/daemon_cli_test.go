@@ -36,7 +36,7 @@ func TestDaemonCLI(t *testing.T) {
 		return out
 	}
 
-	out := run(0, "session", "create", "--id", "p", "--mount", proj+"=/", "--exclude", "README.md", "--json")
+	out := run(0, "session", "create", "--id", "p", "--folder", proj+"=/", "--exclude", "README.md", "--json")
 	var created api.CreateSessionResponse
 	require.NoError(t, json.Unmarshal([]byte(out), &created))
 	require.Equal(t, "p", created.Session.ID)
@@ -44,11 +44,11 @@ func TestDaemonCLI(t *testing.T) {
 
 	out = run(0, "session", "list")
 	require.Contains(t, out, "p ")
-	out = run(0, "tool", "p", "edit_file", "--json", `{"path":"src/main.go","old_string":"func main() {}","new_string":"func main() { println(1) }"}`)
+	out = run(0, "tool", "p", "edit_file", "--params", `{"path":"src/main.go","old_string":"func main() {}","new_string":"func main() { println(1) }"}`)
 	require.Contains(t, out, `"status":"ok"`)
-	out = run(1, "tool", "p", "read_file", "--json", `{"path":"README.md"}`)
+	out = run(1, "tool", "p", "read_file", "--params", `{"path":"README.md"}`)
 	require.Contains(t, out, "did not succeed")
-	out = run(0, "tool", "p", "read_file", "--json", `{"path":"src/main.go"}`, "--text")
+	out = run(0, "tool", "p", "read_file", "--params", `{"path":"src/main.go"}`, "--text")
 	require.Contains(t, out, "println(1)")
 
 	out = run(0, "snapshot", "create", "p", "--label", "edited", "--json")

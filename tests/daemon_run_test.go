@@ -53,7 +53,7 @@ func testRun(t *testing.T, sandbox string) {
 
 	script := `test "$(pwd)" = "$0" && test ! -e secret.env && echo beta >> src/a.txt && rm old.txt && ` +
 		`mkdir -p out && echo built > out/bin.txt && echo "ran in $PWD"; exit 7`
-	stdout, stderr, code := p.cli(ctx, nil, "run", "--sandbox", sandbox, "--mount", project,
+	stdout, stderr, code := p.cli(ctx, nil, "run", "--sandbox", sandbox, "--dir", project,
 		"--exclude", "*.env", "--", "sh", "-c", script, project)
 	require.Equal(t, 7, code, "the command's status: %s\n%s", stdout, stderr)
 	require.Contains(t, stdout, "ran in "+project)
@@ -79,7 +79,7 @@ func testRun(t *testing.T, sandbox string) {
 	requireFile(t, filepath.Join(project, "secret.env"), "TOKEN=1\n")
 
 	// --json: the session, the status and the diff; no changes here.
-	stdout, stderr, code = p.cli(ctx, nil, "run", "--sandbox", sandbox, "--mount", project, "--json", "--", "true")
+	stdout, stderr, code = p.cli(ctx, nil, "run", "--sandbox", sandbox, "--dir", project, "--json", "--", "true")
 	require.Equal(t, 0, code, stderr)
 	var res struct {
 		Session  string   `json:"session"`
@@ -92,21 +92,21 @@ func testRun(t *testing.T, sandbox string) {
 	require.Empty(t, res.Diff.Entries)
 
 	// Failures of vfsd's own are 125 and say what to do.
-	_, stderr, code = p.cli(ctx, nil, "run", "--sandbox", sandbox, "--mount", t.TempDir(), "--", "true")
+	_, stderr, code = p.cli(ctx, nil, "run", "--sandbox", sandbox, "--dir", t.TempDir(), "--", "true")
 	require.Equal(t, 125, code)
 	require.Contains(t, stderr, "--allow-root")
-	_, stderr, code = p.cli(ctx, nil, "run", "--mount", project, "true")
+	_, stderr, code = p.cli(ctx, nil, "run", "--dir", project, "true")
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "put the command after --")
-	_, stderr, code = p.cli(ctx, nil, "run", "--sandbox", sandbox, "--mount", project, "--", "no-such-command-vfsd")
+	_, stderr, code = p.cli(ctx, nil, "run", "--sandbox", sandbox, "--dir", project, "--", "no-such-command-vfsd")
 	require.Equal(t, 127, code, stderr)
-	_, stderr, code = p.cli(ctx, nil, "run", "--sandbox", sandbox, "--mount", project, "--", "./no-such-command-vfsd")
+	_, stderr, code = p.cli(ctx, nil, "run", "--sandbox", sandbox, "--dir", project, "--", "./no-such-command-vfsd")
 	require.Equal(t, 127, code, stderr)
 
 	// Stopping vfsd stops the command, takes the mount down and still
 	// reports the diff; the status says it was stopped.
 	marks := t.TempDir()
-	run := exec.CommandContext(ctx, p.bin, "run", "--sandbox", sandbox, "--mount", project, "--rw", marks, "--",
+	run := exec.CommandContext(ctx, p.bin, "run", "--sandbox", sandbox, "--dir", project, "--rw", marks, "--",
 		"sh", "-c", "echo partial > partial.txt; touch "+marks+"/started; sleep 60")
 	run.Env = append(os.Environ(), "VFSD_SOCKET="+p.socket)
 	var runOut, runErr strings.Builder
@@ -195,14 +195,14 @@ func TestRunWithoutDaemon(t *testing.T) {
 		return stdout.String(), stderr.String(), 0
 	}
 
-	stdout, stderr, code := vfsd("run", "--sandbox", "namespace", "--mount", project, "--", "sh", "-c", "echo kept >> a.txt")
+	stdout, stderr, code := vfsd("run", "--sandbox", "namespace", "--dir", project, "--", "sh", "-c", "echo kept >> a.txt")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "+kept")
 	require.Contains(t, stderr, "the session is kept in "+filepath.Join(state, "vfsd"))
 	id := sessionIn(t, stderr)
 	requireFile(t, filepath.Join(project, "a.txt"), "a\n")
 
-	_, stderr, code = vfsd("run", "--sandbox", "namespace", "--mount", project, "--apply", "--", "sh", "-c", "echo now > b.txt")
+	_, stderr, code = vfsd("run", "--sandbox", "namespace", "--dir", project, "--apply", "--", "sh", "-c", "echo now > b.txt")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stderr, "applied 1 changes to "+project)
 	requireFile(t, filepath.Join(project, "b.txt"), "now\n")
@@ -215,7 +215,7 @@ func TestRunWithoutDaemon(t *testing.T) {
 		sandboxes = append(sandboxes, "bwrap")
 	}
 	for _, sb := range sandboxes {
-		stdout, stderr, code = vfsd("run", "--sandbox", sb, "--mount", project, "--apply", "--",
+		stdout, stderr, code = vfsd("run", "--sandbox", sb, "--dir", project, "--apply", "--",
 			"sh", "-c", `for f in /proc/self/fd/*; do readlink "$f"; done; true`)
 		require.Equal(t, 0, code, stderr)
 		require.NotContains(t, stdout, "/dev/fuse", "%s sandbox: the command's descriptors:\n%s", sb, stdout)

@@ -63,10 +63,10 @@ func TestDaemonTokenIsolation(t *testing.T) {
 
 	// The CLI over TCP, with bob's token.
 	env := []string{"VFSD_ADDR=" + addr, "VFSD_TOKEN=" + b.Token, "VFSD_SOCKET="}
-	out, errOut, code := p.cli(ctx, env, "tool", "alice", "read_file", "--json", `{"path":"secret.txt"}`)
+	out, errOut, code := p.cli(ctx, env, "tool", "alice", "read_file", "--params", `{"path":"secret.txt"}`)
 	require.Equal(t, 1, code, out)
 	require.Contains(t, errOut, "forbidden")
-	out, errOut, code = p.cli(ctx, env, "tool", "bob", "write_file", "--json", `{"path":"mine.txt","inline_text":"bob's"}`)
+	out, errOut, code = p.cli(ctx, env, "tool", "bob", "write_file", "--params", `{"path":"mine.txt","inline_text":"bob's"}`)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, `"status":"ok"`)
 

@@ -204,7 +204,7 @@ func testSandboxAttacks(t *testing.T, f *sandboxFixture, sandbox string) {
 	require.NoError(t, os.MkdirAll(hostTmp, 0o755))
 	env := []string{"VFSD_ADDR=" + f.tcp, "VFSD_TOKEN=" + f.token, "VFSD_DATA_DIR=" + data, "TMPDIR=" + hostTmp}
 	stdout, stderr, code := f.run(t, runOpts{env: env, stdin: slave, tty: true},
-		"--sandbox", sandbox, "--mount", f.project, "--", f.probe,
+		"--sandbox", sandbox, "--dir", f.project, "--", f.probe,
 		"umount", "/tmp",
 		"remount-rw", "/",
 		"write", f.escapeTo,
@@ -257,7 +257,7 @@ func testSandboxAttacks(t *testing.T, f *sandboxFixture, sandbox string) {
 
 func testSandboxFlags(t *testing.T, f *sandboxFixture, sandbox string) {
 	// --no-network cuts the network.
-	stdout, stderr, code := f.run(t, runOpts{}, "--sandbox", sandbox, "--no-network", "--mount", f.project, "--",
+	stdout, stderr, code := f.run(t, runOpts{}, "--sandbox", sandbox, "--no-network", "--dir", f.project, "--",
 		f.probe, "connect-tcp", f.tcp)
 	require.Equal(t, 0, code, stderr)
 	requireDenied(t, stdout, "connect-tcp "+f.tcp)
@@ -266,31 +266,31 @@ func testSandboxFlags(t *testing.T, f *sandboxFixture, sandbox string) {
 	// (125), before anything is staged.
 	rw := filepath.Join(f.base, "rw-"+sandbox)
 	require.NoError(t, os.MkdirAll(rw, 0o755))
-	stdout, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--rw", rw, "--mount", f.project, "--",
+	stdout, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--rw", rw, "--dir", f.project, "--",
 		f.probe, "write", filepath.Join(rw, "out.txt"))
 	require.Equal(t, 0, code, stderr)
 	require.Equal(t, "ok", probes(stdout)["write "+filepath.Join(rw, "out.txt")], stdout)
 	requireFile(t, filepath.Join(rw, "out.txt"), "escaped\n")
 	before := f.sessions(t)
-	_, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--rw", filepath.Join(f.base, "missing"), "--mount", f.project, "--", "true")
+	_, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--rw", filepath.Join(f.base, "missing"), "--dir", f.project, "--", "true")
 	require.Equal(t, 125, code, stderr)
 	require.Contains(t, stderr, "missing")
 	require.Equal(t, before, f.sessions(t), "a failed run left a session behind")
 
 	// A sandbox that fails after staging (it cannot bind /proc/PID into
 	// its own /proc) is 125 too, and drops the session.
-	_, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--rw", "/proc/self", "--mount", f.project, "--", "true")
+	_, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--rw", "/proc/self", "--dir", f.project, "--", "true")
 	require.Equal(t, 125, code, stderr)
 	require.Contains(t, stderr, "did not run")
 	require.Equal(t, before, f.sessions(t), "a failed run left a session behind")
 
 	// A command that does not exist is 127, and leaves no session.
-	_, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--mount", f.project, "--", "no-such-command-vfsd")
+	_, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--dir", f.project, "--", "no-such-command-vfsd")
 	require.Equal(t, 127, code, stderr)
 	require.Equal(t, before, f.sessions(t), "a failed run left a session behind")
 
 	// --json: stdout is the report alone, whatever the command prints.
-	stdout, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--json", "--mount", f.project, "--",
+	stdout, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--json", "--dir", f.project, "--",
 		"sh", "-c", "echo printed; echo changed >> a.txt")
 	require.Equal(t, 0, code, stderr)
 	var res struct {
@@ -303,7 +303,7 @@ func testSandboxFlags(t *testing.T, f *sandboxFixture, sandbox string) {
 	require.Contains(t, stderr, "printed")
 	// --json-file: the report in a file, the streams as they are.
 	report := filepath.Join(t.TempDir(), "report.json")
-	stdout, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--json-file", report, "--mount", f.project, "--",
+	stdout, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--json-file", report, "--dir", f.project, "--",
 		"sh", "-c", "echo printed; exit 3")
 	require.Equal(t, 3, code, stderr)
 	require.Contains(t, stdout, "printed")
@@ -314,7 +314,7 @@ func testSandboxFlags(t *testing.T, f *sandboxFixture, sandbox string) {
 
 	// Run on a folder holding the daemon's data directory and socket: they
 	// are not staged.
-	stdout, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--mount", f.base, "--",
+	stdout, stderr, code = f.run(t, runOpts{}, "--sandbox", sandbox, "--dir", f.base, "--",
 		f.probe, "read", filepath.Join(f.base, "data"), "read", f.p.socket, "read", filepath.Join(f.base, "other/secret.txt"))
 	require.Equal(t, 0, code, stderr)
 	requireDenied(t, stdout, "read "+filepath.Join(f.base, "data"), "read "+f.p.socket)

@@ -25,7 +25,7 @@ func TestApplyPatchConformance(t *testing.T) {
 	codex, err := patchtest.Load(codexSuite)
 	require.NoError(t, err)
 	if codex == nil {
-		t.Skipf("the Codex conformance suite is not at %s; clone ../shared beside the repository to run it", codexSuite)
+		patchtest.MissingSuite(t, codexSuite)
 	}
 	require.Len(t, codex, 23)
 	ours, err := patchtest.Load(filepath.Join("patch", "testdata", "scenarios"))

@@ -74,7 +74,7 @@ func FuzzJournalReplay(f *testing.F) {
 		fh.Close()
 
 		var replayed int
-		j, _, err = openJournal(path, func(JournalHeader) error { return nil }, func(uint64, *Event) error { replayed++; return nil })
+		j, _, err = openJournal(path, func(JournalHeader, int64) error { return nil }, func(uint64, int64, *Event) error { replayed++; return nil })
 		if err != nil {
 			return // a checksummed record that is not an event: refused, not guessed
 		}

@@ -67,7 +67,10 @@
 // mutation returns as soon as its event reached the operating system: it
 // survives a crash of the process but not of the machine until the journal's
 // background flush (every FlushInterval) or an explicit Sync. The FUSE mount
-// uses Relaxed, as POSIX only promises durability on fsync. Writes through a
+// uses Relaxed, as POSIX only promises durability on fsync. Content written
+// with WriteOptions.DeferredBlob is not synced by its Put: every sync of the
+// journal first syncs the blob store when such content is pending, so a
+// record is never durable before the content it names. Writes through a
 // Handle are durable after Handle.Sync; Flush and Close commit them to the
 // journal.
 //
@@ -78,13 +81,16 @@
 // reverse:
 //
 //  1. Session.freezeMu — serialises Freeze, ResetTo and Reset.
-//  2. Session.mu — guards the tree, the dirty set, the upper-file registry
+//  2. Session.deferMu — held shared by a DeferredBlob write from its Put to
+//     its journal append, exclusively by the journal's sync (which takes
+//     no other lock of the session).
+//  3. Session.mu — guards the tree, the dirty set, the upper-file registry
 //     and handle state. Held only for metadata work: content is hashed,
 //     stored and copied outside it.
-//  3. upperFile.mu — held shared by writers while they pwrite into an upper
+//  4. upperFile.mu — held shared by writers while they pwrite into an upper
 //     file, exclusively by whoever commits, freezes or closes it; so a
 //     write lands wholly before or wholly after a snapshot.
-//  4. Journal.mu — orders appends; taken while Session.mu is held, so the
+//  5. Journal.mu — orders appends; taken while Session.mu is held, so the
 //     journal's order is the order events were applied.
 //
 // Waiting for durability happens after Session.mu is released, and

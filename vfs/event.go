@@ -31,6 +31,12 @@ const (
 	// OpBatch applies the events in Batch in order, all or none: the
 	// journal record of a multi-path tool call.
 	OpBatch Op = "batch"
+	// OpRewind replaces the whole tree with the session's own tree as it
+	// was just after event Seq (every later event undone), with the
+	// content of files then in upper files taken from Seals. Like
+	// OpRestore the session applies it (from its history), and mounts
+	// treat it as a restore.
+	OpRewind Op = "rewind"
 )
 
 // Event is one change to a session. Events carry every input the reducer
@@ -89,6 +95,12 @@ type Event struct {
 	Initial  bool    `json:"initial,omitempty"`  // restore: the snapshot is also the state Reset returns to
 	Seq      uint64  `json:"seq,omitempty"`      // snapshotted: the last event the snapshot includes
 	Batch    []Event `json:"batch,omitempty"`    // batch: the events, applied in order
+
+	// Origin is the origin (WithOrigin) of the context the change was made
+	// under, e.g. a FUSE or overlay mount's: the history tells the changes
+	// of tool calls from those of programs in a mount by it. "" when not
+	// known. The reducer ignores it.
+	Origin string `json:"origin,omitempty"`
 }
 
 // Times are the new times of a settimes event, in Unix nanoseconds; a nil
@@ -130,7 +142,7 @@ func (e *Event) Changes() []Change {
 	switch e.Op {
 	case OpSeal, OpSnapshotted:
 		return nil
-	case OpRestore:
+	case OpRestore, OpRewind:
 		return []Change{{Path: Root, Subtree: true}}
 	case OpRename:
 		return []Change{{Path: e.Path, Subtree: true}, {Path: e.To, Subtree: true}}

@@ -179,7 +179,7 @@ func (s *Session) freezeUppers() ([]frozenFile, *Frozen, error) {
 		uf.refs++
 		files = append(files, frozenFile{path: p, node: n, uf: uf})
 	}
-	f := &Frozen{Tree: s.tree, Ref: s.ref, Seq: s.seq, Changes: make([]Change, 0, len(s.dirty)), epoch: s.restoreSeq, s: s}
+	f := &Frozen{Tree: s.tree, Ref: s.ref, Seq: s.seq, Changes: make([]Change, 0, len(s.dirty)), epoch: s.epochLocked(), s: s}
 	for p, m := range s.dirty {
 		f.Changes = append(f.Changes, Change{Path: p, Subtree: m.subtree})
 	}
@@ -236,7 +236,7 @@ func (s *Session) upperNodesLocked() map[Path]Node {
 // itself is whatever durable record the caller wrote.
 func (s *Session) MarkSnapshot(ctx context.Context, f *Frozen, id string) error {
 	_, _, err := s.mutate(Relaxed(ctx), "snapshot", func(Tree) (*Event, error) {
-		if s.restoreSeq != f.epoch {
+		if s.epochLocked() != f.epoch {
 			return nil, nil
 		}
 		return &Event{Op: OpSnapshotted, Snapshot: id, Seq: f.Seq, Time: s.now()}, nil
@@ -281,6 +281,18 @@ func (s *Session) restore(ctx context.Context, t Tree, id string, initial bool) 
 		s.freezeMu.Unlock()
 		return ioErr(op, Root, err)
 	}
+	s.replaceTreeLocked(t)
+	s.restoredLocked(t, e, seq)
+	s.mu.Unlock()
+	s.freezeMu.Unlock()
+	return s.commit(ctx, seq, e)
+}
+
+// replaceTreeLocked prepares the session for its whole tree to become t
+// (a restore's or a rewind's): open handles on files t holds at the same
+// path with the same inode stay attached, others are detached, and every
+// upper file is dropped (t's content is all in blobs).
+func (s *Session) replaceTreeLocked(t Tree) {
 	old := s.tree
 	for _, hs := range s.handles {
 		for _, h := range hs {
@@ -300,10 +312,6 @@ func (s *Session) restore(ctx context.Context, t Tree, id string, initial bool) 
 		s.dropUpperLocked(id)
 	}
 	s.removals.wait() // a restored session's upper directory is clean
-	s.restoredLocked(t, e, seq)
-	s.mu.Unlock()
-	s.freezeMu.Unlock()
-	return s.commit(ctx, seq, e)
 }
 
 // restoredLocked installs the tree of restore event e, whose sequence

@@ -92,6 +92,7 @@ func (s *Session) OpenFileWith(ctx context.Context, p Path, flag int, opts Creat
 	var seq uint64
 	if e != nil {
 		var err error
+		e.Origin = OriginOf(ctx)
 		if seq, err = s.applyLocked(op, e); err != nil {
 			s.mu.Unlock()
 			return nil, err
@@ -332,7 +333,7 @@ func (h *Handle) installCopy(nuf *upperFile, src source, attached bool) bool {
 		s.mu.Unlock()
 		return true
 	}
-	e := &Event{Op: OpCopyUp, Path: h.path, Ino: h.ino, Upper: nuf.id, Time: s.now()}
+	e := &Event{Op: OpCopyUp, Path: h.path, Ino: h.ino, Upper: nuf.id, Time: s.now(), Origin: h.origin}
 	seq, err := s.applyLocked("write", e)
 	if err != nil {
 		s.mu.Unlock()
@@ -421,7 +422,7 @@ func (h *Handle) commitAndUnlock(op string, uf *upperFile) error {
 		s.mu.Unlock()
 		return nil
 	}
-	seq, e, err := s.commitUpperLocked(op, h.path, h.ino, uf)
+	seq, e, err := s.commitUpperLocked(op, h.path, h.ino, uf, h.origin)
 	s.mu.Unlock()
 	if err != nil || e == nil {
 		return err
@@ -430,8 +431,9 @@ func (h *Handle) commitAndUnlock(op string, uf *upperFile) error {
 }
 
 // commitUpperLocked turns the writes into uf since its last commit into a
-// commit event. s.mu must be held for writing.
-func (s *Session) commitUpperLocked(op string, p Path, ino uint64, uf *upperFile) (uint64, *Event, error) {
+// commit event, of the given origin (if any). s.mu must be held for
+// writing.
+func (s *Session) commitUpperLocked(op string, p Path, ino uint64, uf *upperFile, origin ...string) (uint64, *Event, error) {
 	uf.mu.Lock()
 	defer uf.mu.Unlock()
 	if !uf.dirty.Load() || uf.closed {
@@ -446,6 +448,9 @@ func (s *Session) commitUpperLocked(op string, p Path, ino uint64, uf *upperFile
 		return 0, nil, ioErr(op, p, err)
 	}
 	e := &Event{Op: OpCommit, Path: p, Ino: ino, Upper: uf.id, Size: fi.Size(), Time: s.now()}
+	if len(origin) > 0 {
+		e.Origin = origin[0]
+	}
 	seq, err := s.applyLocked(op, e)
 	if err != nil {
 		return 0, nil, err

@@ -40,6 +40,11 @@ type JournalHeader struct {
 	// Owner is the session's default owner (Options.Owner); journals of
 	// older versions have none and take the options' owner.
 	Owner *Owner `json:"owner,omitempty"`
+	// SeqBase is the sequence number of the event just before the
+	// journal's first: a compacted journal keeps numbering its events as
+	// before (the restore it starts at is event SeqBase), so positions
+	// others recorded (the call log's) stay valid across restarts.
+	SeqBase uint64 `json:"seq_base,omitempty"`
 }
 
 // Journal is a session's append-only event log. Each record is framed as
@@ -60,11 +65,17 @@ type Journal struct {
 	err      error  // sticky: once the file failed, every call fails
 	closed   bool
 	stop     chan struct{} // closes the background flusher
+
+	// beforeSync, when set (once, before the journal is shared), wraps
+	// every fdatasync: the session makes the content its records name
+	// durable first (see Session.syncJournal).
+	beforeSync func(sync func() error) error
 }
 
 // createJournal atomically writes a new journal — header, then events,
 // whose snapshotted sequence numbers are lowered by shift — replacing any
-// journal at path, and opens it for appending.
+// journal at path, and opens it for appending. The events are numbered
+// from h.SeqBase+1.
 func createJournal(path string, h JournalHeader, events []*Event, shift uint64) (*Journal, error) {
 	h.Format = journalFormat
 	payload, err := json.Marshal(h)
@@ -101,7 +112,7 @@ func createJournal(path string, h JournalHeader, events []*Event, shift uint64) 
 		f.Close()
 		return nil, err
 	}
-	return newJournal(path, f, int64(len(buf)), uint64(len(events))), nil
+	return newJournal(path, f, int64(len(buf)), h.SeqBase+uint64(len(events))), nil
 }
 
 // startJournal writes the header into the empty journal file at path (laid
@@ -160,17 +171,20 @@ func readHeader(path string) (JournalHeader, error) {
 	return h, nil
 }
 
+// newJournal wraps an open journal file of size bytes whose last event is
+// number events.
 func newJournal(path string, f *os.File, size int64, events uint64) *Journal {
 	j := &Journal{path: path, f: f, size: size, appended: events, synced: events, stop: make(chan struct{})}
 	j.cond = sync.NewCond(&j.mu)
 	return j
 }
 
-// openJournal reads a journal, calling onHeader with its header and then fn
-// for each event in order, cuts off a torn tail (a record a crash left
-// half-written), and opens the journal for appending after the last whole
-// record.
-func openJournal(path string, onHeader func(JournalHeader) error, fn func(seq uint64, e *Event) error) (*Journal, JournalHeader, error) {
+// openJournal reads a journal, calling onHeader with its header and the
+// offset just past it, then fn for each event in order (numbered from the
+// header's SeqBase+1, with the offset just past its record), cuts off a
+// torn tail (a record a crash left half-written), and opens the journal
+// for appending after the last whole record.
+func openJournal(path string, onHeader func(h JournalHeader, end int64) error, fn func(seq uint64, end int64, e *Event) error) (*Journal, JournalHeader, error) {
 	var h JournalHeader
 	f, err := osfile.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -186,12 +200,12 @@ func openJournal(path string, onHeader func(JournalHeader) error, fn func(seq ui
 		f.Close()
 		return nil, h, fmt.Errorf("journal %s: not a %s header", path, journalFormat)
 	}
-	if err := onHeader(h); err != nil {
+	if err := onHeader(h, int64(n)); err != nil {
 		f.Close()
 		return nil, h, err
 	}
 	size := int64(n)
-	var seq uint64
+	seq := h.SeqBase
 	for {
 		payload, n, err := readRecord(r)
 		if err != nil {
@@ -205,11 +219,11 @@ func openJournal(path string, onHeader func(JournalHeader) error, fn func(seq ui
 			return nil, h, fmt.Errorf("journal %s record %d is corrupt: %w", path, seq+1, err)
 		}
 		seq++
-		if err := fn(seq, &e); err != nil {
+		size += int64(n)
+		if err := fn(seq, size, &e); err != nil {
 			f.Close()
 			return nil, h, fmt.Errorf("replay journal record %d: %w", seq, err)
 		}
-		size += int64(n)
 	}
 	if err := f.Truncate(size); err != nil {
 		f.Close()
@@ -311,7 +325,12 @@ func (j *Journal) WaitDurable(seq uint64) error {
 		j.syncing = true
 		f := j.f
 		j.mu.Unlock()
-		err := fdatasync(f)
+		var err error
+		if j.beforeSync != nil {
+			err = j.beforeSync(func() error { return fdatasync(f) })
+		} else {
+			err = fdatasync(f)
+		}
 		j.mu.Lock()
 		j.syncing = false
 		if err != nil {
@@ -338,6 +357,9 @@ func (j *Journal) Seq() uint64 {
 	defer j.mu.Unlock()
 	return j.appended
 }
+
+// Path returns the journal's file.
+func (j *Journal) Path() string { return j.path }
 
 // Size returns the journal's length in bytes.
 func (j *Journal) Size() int64 {

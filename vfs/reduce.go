@@ -109,6 +109,8 @@ func Reduce(t Tree, e *Event) (Tree, error) {
 		return t, nil
 	case OpRestore:
 		return Tree{}, newErr(CodeInvalid, "", e.Path, "restore events are applied by the session, which loads the snapshot's tree")
+	case OpRewind:
+		return Tree{}, newErr(CodeInvalid, "", e.Path, "rewind events are applied by the session, which replays its history")
 	}
 	return Tree{}, newErr(CodeInvalid, "", e.Path, fmt.Sprintf("unknown event op %q", e.Op))
 }

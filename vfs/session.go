@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,6 +94,13 @@ type Session struct {
 	subs       map[int]func(Notice)
 	subSeq     int
 
+	// deferMu orders deferred blobs (WriteOptions.DeferredBlob) before the
+	// journal records that name them: writers hold it shared from the Put
+	// to the append, the journal's sync exclusively (syncJournal).
+	// deferPending says a deferred blob may not be durable yet.
+	deferMu      sync.RWMutex
+	deferPending atomic.Bool
+
 	// treeBytes mirrors tree.Bytes() for writers that do not hold mu;
 	// pending is the growth of upper files past their committed sizes
 	// (tracked only under a byte quota).
@@ -102,6 +110,12 @@ type Session struct {
 	// restored lists the snapshots restored since the journal's header:
 	// recovery loads each of them again.
 	restored []string
+
+	// rewindSeq is the sequence number of the last rewind event: with
+	// restoreSeq, what tells a Frozen taken before it.
+	rewindSeq uint64
+	// hist indexes the journal for time travel (see history.go).
+	hist history
 }
 
 // dirtyMark records the last event that changed a path since the session's
@@ -242,7 +256,9 @@ func Create(ctx context.Context, opts Options, base Tree, baseID string) (*Sessi
 	if baseID == "" {
 		base = EmptyTree(s.header.Created)
 	}
+	j.beforeSync = s.syncJournal
 	s.journal, s.tree, s.ref = j, base.WithOwner(s.owner), baseID
+	s.hist.start(0, j.Size(), s.tree)
 	s.treeBytes.Store(base.Bytes())
 	go j.flushEvery(opts.FlushInterval)
 	return s, nil
@@ -290,7 +306,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	}
 	s := newSession(opts)
 	path := filepath.Join(opts.Dir, journalName)
-	loadBase := func(h JournalHeader) error {
+	loadBase := func(h JournalHeader, end int64) error {
 		if h.Owner != nil {
 			s.owner = *h.Owner
 		}
@@ -299,21 +315,38 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 			return fmt.Errorf("load base %q: %w", h.Base, err)
 		}
 		s.tree, s.ref, s.header = base.withInoFloor(h.InoFloor), h.Base, h
+		s.seq = h.SeqBase
+		s.hist.start(h.SeqBase, end, s.tree)
 		return nil
 	}
 	// Events since the last restore, to compact the journal afterwards.
 	var (
 		tail     []*Event
 		restored string
+		// minRewind is the earliest event a rewind since the last
+		// restore goes back to: compaction must keep it.
+		minRewind uint64 = math.MaxUint64
 	)
-	j, _, err := openJournal(path, loadBase, func(seq uint64, e *Event) error {
-		if e.Op == OpRestore {
+	j, _, err := openJournal(path, loadBase, func(seq uint64, end int64, e *Event) error {
+		switch e.Op {
+		case OpRestore:
 			t, err := s.loadTree(ctx, e.Snapshot, s.header.Created)
 			if err != nil {
 				return fmt.Errorf("load restored snapshot %q: %w", e.Snapshot, err)
 			}
 			s.restoredLocked(t, e, seq)
-			restored, tail = e.Snapshot, tail[:0]
+			s.hist.note(seq, end, e, s.tree)
+			restored, tail, minRewind = e.Snapshot, tail[:0], math.MaxUint64
+			return nil
+		case OpRewind:
+			t, err := s.rewoundTree(ctx, path, e)
+			if err != nil {
+				return fmt.Errorf("rewind to event %d: %w", e.Seq, err)
+			}
+			s.rewoundLocked(t, e, seq, nil)
+			s.hist.note(seq, end, e, s.tree)
+			tail = append(tail, e)
+			minRewind = min(minRewind, e.Seq)
 			return nil
 		}
 		old := s.tree
@@ -326,14 +359,16 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		if e.Upper > s.upperSeq.Load() {
 			s.upperSeq.Store(e.Upper)
 		}
+		s.hist.note(seq, end, e, t)
 		tail = append(tail, e)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open session %s: %w", opts.ID, err)
 	}
+	j.beforeSync = s.syncJournal
 	s.journal = j
-	if s.restoreSeq > 0 {
+	if s.restoreSeq > 0 && minRewind >= s.restoreSeq {
 		if err := s.compact(restored, tail); err != nil {
 			j.Close()
 			return nil, fmt.Errorf("open session %s: %w", opts.ID, err)
@@ -349,12 +384,14 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 }
 
 // compact rewrites the journal to start at the last restore: a header whose
-// base is the restored snapshot, then the events since, renumbered.
+// base is the restored snapshot, then the events since. Events keep their
+// sequence numbers (the header's SeqBase is the restore's); the history
+// before the restore is dropped.
 func (s *Session) compact(restored string, tail []*Event) error {
-	shift := s.restoreSeq
 	hdr := s.header
 	hdr.Base = restored
 	hdr.InoFloor = s.inoFloor
+	hdr.SeqBase = s.restoreSeq
 	// The old journal is closed first: Windows refuses to rename a file
 	// over one that is open, whatever the open shared. Nothing was appended
 	// to it since Open read it, and Open fails if the new one is not
@@ -362,19 +399,16 @@ func (s *Session) compact(restored string, tail []*Event) error {
 	if err := s.journal.Close(); err != nil {
 		return fmt.Errorf("close journal before compacting: %w", err)
 	}
-	j, err := createJournal(filepath.Join(s.opts.Dir, journalName), hdr, tail, shift)
+	j, err := createJournal(filepath.Join(s.opts.Dir, journalName), hdr, tail, 0)
 	if err != nil {
 		return err
 	}
+	j.beforeSync = s.syncJournal
 	s.journal, s.header = j, hdr
-	s.seq -= shift
 	s.restoreSeq = 0
 	s.restored = nil
-	for p, m := range s.dirty {
-		m.seq -= shift
-		s.dirty[p] = m
-	}
-	return nil
+	// The history's offsets were the old file's: index the new one.
+	return s.reindexHistory(tail)
 }
 
 func (s *Session) loadTree(ctx context.Context, id string, created int64) (Tree, error) {
@@ -491,8 +525,8 @@ func (s *Session) Close() error {
 	s.freezeMu.Lock()
 	defer s.freezeMu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
 	s.closed = true
@@ -503,7 +537,11 @@ func (s *Session) Close() error {
 		h.releaseOrphan()
 	}
 	s.removals.close()
-	return s.journal.Close()
+	j := s.journal
+	s.mu.Unlock()
+	// Outside s.mu: the journal's last sync waits for deferred writes
+	// (syncJournal), which wait for s.mu to append (and then fail: closed).
+	return j.Close()
 }
 
 // now returns the current time in the engine's form.
@@ -552,6 +590,7 @@ func (s *Session) applyLocked(op string, e *Event) (uint64, error) {
 	s.treeBytes.Store(t.Bytes())
 	s.markDirty(old, e, seq)
 	s.settleLocked(old, t, e)
+	s.hist.note(seq, s.journal.Size(), e, t)
 	return seq, nil
 }
 
@@ -627,11 +666,23 @@ func (s *Session) notify(seq uint64, e *Event, origin string) {
 // commits it. build sees the current tree and may fail, or return no event
 // when there is nothing to change.
 func (s *Session) mutate(ctx context.Context, op string, build func(t Tree) (*Event, error)) (*Event, Tree, error) {
+	return s.mutateThen(ctx, op, build, nil)
+}
+
+// mutateThen is mutate, calling applied (when set) once the event is
+// appended to the journal or refused, before it is committed.
+func (s *Session) mutateThen(ctx context.Context, op string, build func(t Tree) (*Event, error), applied func()) (*Event, Tree, error) {
 	s.mu.Lock()
 	e, err := build(s.tree)
+	if e != nil && e.Origin == "" {
+		e.Origin = OriginOf(ctx)
+	}
 	if err != nil || e == nil {
 		t := s.tree
 		s.mu.Unlock()
+		if applied != nil {
+			applied()
+		}
 		if err != nil {
 			return nil, Tree{}, withOp(err, op)
 		}
@@ -640,10 +691,29 @@ func (s *Session) mutate(ctx context.Context, op string, build func(t Tree) (*Ev
 	seq, err := s.applyLocked(op, e)
 	t := s.tree
 	s.mu.Unlock()
+	if applied != nil {
+		applied()
+	}
 	if err != nil {
 		return nil, Tree{}, err
 	}
 	return e, t, s.commit(ctx, seq, e)
+}
+
+// syncJournal runs sync, the journal's fdatasync, after making durable
+// the deferred blobs that the records already appended may name, so that a
+// record is never on disk before the content it names. Deferred writes
+// wait meanwhile (they hold deferMu shared from their Put to their append).
+func (s *Session) syncJournal(sync func() error) error {
+	s.deferMu.Lock()
+	defer s.deferMu.Unlock()
+	if s.deferPending.Load() {
+		if err := s.opts.Blobs.Sync(context.Background()); err != nil {
+			return fmt.Errorf("sync the content the journal names: %w", err)
+		}
+		s.deferPending.Store(false)
+	}
+	return sync()
 }
 
 // linkChanges lists the other names of hard-linked nodes e changed, which

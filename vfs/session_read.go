@@ -179,10 +179,15 @@ func (s *Session) Readlink(ctx context.Context, p Path) (string, error) {
 }
 
 // BlobRefs calls fn for every blob the session references: its tree's file
-// contents, those of frozen trees not yet released, and the content
-// detached handles still read. Garbage collection keeps them.
+// contents, those of frozen trees not yet released, the content detached
+// handles still read, and every blob its history names (so it can be
+// rewound). Garbage collection keeps them.
 func (s *Session) BlobRefs(fn func(Hash)) {
 	s.mu.RLock()
+	hist := make([]Hash, 0, len(s.hist.blobs))
+	for h := range s.hist.blobs {
+		hist = append(hist, h)
+	}
 	trees := []Tree{s.tree}
 	for f := range s.frozen {
 		trees = append(trees, f.Tree)
@@ -195,6 +200,9 @@ func (s *Session) BlobRefs(fn func(Hash)) {
 	}
 	s.mu.RUnlock()
 	for _, h := range orphans {
+		fn(h)
+	}
+	for _, h := range hist {
 		fn(h)
 	}
 	for _, t := range trees {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -35,9 +36,11 @@ type WriteOptions struct {
 	// Owner owns a new file; the session's default owner when nil.
 	Owner *Owner
 	// DeferredBlob stores the content without an fsync of its own: it is
-	// durable only after the blob store's next Sync, which the caller
-	// owes (the overlay mount's ingest, whose upper directory holds the
-	// content meanwhile, syncs once per ingest that stored any).
+	// made durable (the blob store's Sync) by the session's next journal
+	// sync, just before the write's journal record can be durable: the
+	// background flush (FlushInterval), a durable mutation, or Sync. The
+	// overlay mount's ingest, whose upper directory holds the content
+	// meanwhile, uses it: one store sync covers many writes.
 	DeferredBlob bool
 }
 
@@ -66,18 +69,36 @@ func (s *Session) WriteFile(ctx context.Context, p Path, content io.Reader, opts
 	if err := s.precheckWrite(op, p, opts); err != nil {
 		return WriteResult{}, err
 	}
+	mctx, applied := ctx, func() {}
+	if opts.DeferredBlob {
+		// The journal's sync waits until the record is appended, then
+		// syncs the blob before the record (syncJournal).
+		s.deferMu.RLock()
+		var once sync.Once
+		applied = func() { once.Do(s.deferMu.RUnlock) }
+		defer applied()
+		mctx = Relaxed(ctx)
+	}
 	h, size, enc, unpin, err := s.putContentOpts(ctx, content, opts.DeferredBlob)
 	if err != nil {
 		return WriteResult{}, ioErr(op, p, err)
 	}
 	defer unpin()
-	_, t, err := s.mutate(ctx, op, func(Tree) (*Event, error) {
+	if opts.DeferredBlob {
+		s.deferPending.Store(true)
+	}
+	_, t, err := s.mutateThen(mctx, op, func(Tree) (*Event, error) {
 		return &Event{
 			Op: OpWrite, Path: p, Time: s.now(), Blob: h, Size: size, Encoding: enc, Mode: opts.Perm,
 			Owner: s.ownerOr(opts.Owner), Parents: opts.CreateParents, Exclusive: opts.Mode == WriteCreateNew,
 			MustExist: opts.Mode == WriteOverwrite, IfVersion: opts.ExpectedVersion,
 		}, nil
-	})
+	}, applied)
+	if err == nil && opts.DeferredBlob && !isRelaxed(ctx) {
+		if err = s.Sync(); err != nil { // durable, as asked: the blob, then the record
+			err = ioErr(op, p, err)
+		}
+	}
 	if err != nil {
 		return WriteResult{}, err
 	}

@@ -48,6 +48,7 @@ type totals struct {
 	maxIno uint64 // highest inode handed out
 	files  int64  // regular files
 	bytes  int64  // their total size
+	uppers int64  // regular files whose content is in an upper file
 }
 
 // replace accounts for old (if there was one) giving way to n.
@@ -56,6 +57,9 @@ func (c *totals) replace(old Node, hadOld bool, n Node) {
 	if n.IsFile() {
 		c.files++
 		c.bytes += n.Size
+		if n.Upper != 0 {
+			c.uppers++
+		}
 	}
 	c.maxIno = max(c.maxIno, n.Ino)
 }
@@ -65,6 +69,9 @@ func (c *totals) remove(old Node, hadOld bool) {
 	if hadOld && old.IsFile() {
 		c.files--
 		c.bytes -= old.Size
+		if old.Upper != 0 {
+			c.uppers--
+		}
 	}
 }
 
@@ -141,6 +148,10 @@ func (t Tree) Len() int { return t.m.Len() }
 
 // Files is the number of regular files.
 func (t Tree) Files() int64 { return t.files }
+
+// Uppers is the number of regular files whose content is in an upper
+// file (written through a handle and not sealed into a blob yet).
+func (t Tree) Uppers() int64 { return t.uppers }
 
 // Bytes is the total size of all regular files.
 func (t Tree) Bytes() int64 { return t.bytes }

@@ -12,7 +12,7 @@ import (
 
 func newApplyCmd(g *globalFlags) *cobra.Command {
 	var dryRun bool
-	cmd := remoteCmd(g, &cobra.Command{
+	cmd := remoteCmd(g, sessionHost(&cobra.Command{
 		Use:   "apply SESSION [--dry-run]",
 		Short: "Write a session's changes back to the host folders it was staged from",
 		Long: `Writes what changed in SESSION since its host folders were imported (or last
@@ -22,10 +22,13 @@ refuses (a directory that gained files, permission denied, a full disk). What
 was applied becomes the new starting point, so applying again after fixing the
 host writes only the rest. --dry-run reports what would be written and writes
 nothing. Paths with control characters, quotes, backslashes or non-ASCII bytes
-are printed quoted as git quotes them ("a\nb"). Review first with vfsd snapshot diff --session
-SESSION --from import.`,
+are printed quoted as git quotes them ("a\nb"). Review first with vfsd diff
+SESSION. No running daemon is needed: vfsd runs one inside the command.`,
+		Example: `  vfsd diff review                        # review what would be written
+  vfsd apply review --dry-run             # list it
+  vfsd apply review && vfsd session rm review`,
 		Args: usageArgs(cobra.ExactArgs(1)),
-	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+	}, 0), func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		r, err := c.Apply(cmd.Context(), args[0], dryRun)
 		if err != nil {
 			return err
@@ -51,7 +54,7 @@ SESSION --from import.`,
 			return err
 		}
 		if len(r.Conflicts) > 0 {
-			return fmt.Errorf("%d changes were not applied: the host changed since the import, or refused them (see each reason); fix the host and apply again — what was applied is not redone — or apply them by hand, or reset the session (vfsd session reset %s) to start from the host as it is", len(r.Conflicts), args[0])
+			return fmt.Errorf("%d changes were not applied: the host changed since the import, or refused them (see each reason); bring the host's changes into the session with 'vfsd session rebase %s' (the session's work is kept, both sides' edits merged), then apply again — what was applied is not redone — or fix the host, or apply them by hand", len(r.Conflicts), args[0])
 		}
 		return nil
 	})

@@ -15,6 +15,9 @@ func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Benchmarks that compare vfsd with the obvious alternative in one run",
+		Example: `  vfsd bench cow
+  vfsd bench import --tree ~/src/linux
+  vfsd bench mount --targets native,vfsd,vfsd_overlay --steps untar,grep`,
 	}
 	cmd.AddCommand(newBenchCowCmd(), newBenchImportCmd(), newBenchToolsCmd(), newBenchMountCmd())
 	return cmd
@@ -31,6 +34,8 @@ func newBenchCowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cow",
 		Short: "Time fork, restore and snapshots at several workspace sizes against cp -a",
+		Example: `  vfsd bench cow
+  vfsd bench cow --files 2000,50000 --repeats 9`,
 		Long: `Builds a workspace of each size, then times, in the same run: fork, restore,
 a snapshot after changing 10 files, the first full snapshot, and cp -a of a
 materialized copy of the same tree. Prints one JSON object per size.`,
@@ -79,8 +84,9 @@ func newBenchImportCmd() *cobra.Command {
 		quiet   bool
 	)
 	cmd := &cobra.Command{
-		Use:   "import",
-		Short: "Time importing a host tree, and importing it again, against cp -a and rsync -a",
+		Use:     "import",
+		Short:   "Time importing a host tree, and importing it again, against cp -a and rsync -a",
+		Example: `  vfsd bench import --tree ~/src/app --repeats 5`,
 		Long: `Imports a host tree (default: the Go distribution's src) into a fresh store,
 imports it again unchanged (served by the import cache), and times cp -a and
 rsync -a of the same tree, in one run. Prints one JSON object.`,
@@ -106,8 +112,9 @@ func newBenchToolsCmd() *cobra.Command {
 		quiet bool
 	)
 	cmd := &cobra.Command{
-		Use:   "tools",
-		Short: "Time grep, glob, read_file and edit_file on an imported tree against rg and plain reads",
+		Use:     "tools",
+		Short:   "Time grep, glob, read_file and edit_file on an imported tree against rg and plain reads",
+		Example: `  vfsd bench tools --tree ~/src/app --pattern 'TODO|FIXME'`,
 		Long: `Imports a host tree (default: the Go distribution's src) into a session and
 times, in one run: grep through the tool (ripgrep and native engines) against
 rg on the plain tree, glob **/*.go against rg --files -g '*.go', read_file of
@@ -140,6 +147,8 @@ func newBenchMountCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mount",
 		Short: "Time a file workload on a vfsd FUSE mount against a plain directory, go-fuse's loopback and fuse-overlayfs",
+		Example: `  vfsd bench mount
+  vfsd bench mount --targets native,vfsd,vfsd_overlay --steps untar,grep`,
 		Long: `Runs the same workload, in one run, on a plain directory, on an empty vfsd
 session mounted through FUSE, on go-fuse's loopback of a plain directory and
 on fuse-overlayfs (when installed): extract a tarball of a source tree
@@ -181,6 +190,8 @@ fusermount3, /dev/fuse, tar and rg; the run takes a few minutes.`,
 	cmd.Flags().IntVar(&opts.Creates, "creates", 3000, "small files to create")
 	cmd.Flags().StringSliceVar(&opts.Targets, "targets", nil, "targets to run (default: all that can run here): native, vfsd, vfsd_overlay, loopback, loopback_nopt, overlayfs, kernel_overlayfs")
 	cmd.Flags().StringSliceVar(&opts.Steps, "steps", nil, "steps to run (default: all)")
+	cmd.Flags().IntVar(&opts.GoPackages, "go-packages", 40, "packages of the container steps' Go module (about 1,100 lines each)")
+	cmd.Flags().IntVar(&opts.NpmPackages, "npm-packages", 1000, "packages of the container steps' node_modules (ten files each)")
 	cmd.Flags().StringArrayVar(&variants, "ab", nil, "add vfsd's FUSE mount with levers on as target vfsd_NAME: NAME=lever,lever (writeback, passthrough, symlink-cache, ignore-security-labels); repeatable")
 	cmd.Flags().StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of each step on vfsd and loopback to PREFIX-<target>-<step>.pprof")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")

@@ -11,6 +11,8 @@ func newDemoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "A tour of vfsd on a temporary directory: stage, tools, snapshot, fork, diff, restore, mount",
+		Example: `  vfsd demo
+  vfsd demo --dir /tmp/tour --no-mount   # keep what it made, skip FUSE`,
 		Long: `Runs in-process, with no daemon and no configuration: stages a sample
 host folder into a session with include/exclude globs, runs every agent tool,
 snapshots, forks and edits the fork, diffs it, restores the original, and mounts

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -44,7 +45,7 @@ func (e exitStatus) Unwrap() error { return e.err }
 func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return usageError{fmt.Errorf("%w (see 'vfsd %s --help')", err, cmd.CommandPath()[len("vfsd "):])}
+			return usageError{fmt.Errorf("%w (see '%s --help')", err, cmd.CommandPath())}
 		}
 		return nil
 	}
@@ -66,12 +67,32 @@ Exit codes: 0 success; 1 the command failed (stderr says why and what to do);
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w (see 'vfsd %s --help')", err, c.Name())}
+		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
+	// An unknown verb is a usage error too (cobra's own is a plain error):
+	// with Args set, cobra hands the root what it did not recognise.
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf("; did you mean %s?", strings.Join(s, " or "))
+		}
+		return usageError{fmt.Errorf("%s (see '%s --help')", msg, cmd.CommandPath())}
+	}
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+	root.SuggestionsMinimumDistance = 2
+	root.Version = version()
+	root.SetVersionTemplate("vfsd {{.Version}}\n")
 	g := &globalFlags{}
 	g.addTo(root)
 	root.AddCommand(newBenchCmd(), newDemoCmd(), newToolCmd(g), newApplyPatchCmd(),
-		newServeCmd(g), newMCPCmd(g), newRunCmd(g), newNamespaceChildCmd(), newSessionCmd(g), newSnapshotCmd(g), newApplyCmd(g), newMountCmd(g), newUnmountCmd(g))
+		newServeCmd(g), newMCPCmd(g), newRunCmd(g), newNamespaceChildCmd(), newSessionCmd(g), newSnapshotCmd(g), newApplyCmd(g), newMountCmd(g), newUnmountCmd(g),
+		newVersionCmd(g), newDiffCmd(g), newLogCmd(g))
+	root.PersistentPreRunE = warnDeprecated
+	root.AddCommand(newUICmd(g))
+	completeSessions(root, g)
 	return root
 }
 

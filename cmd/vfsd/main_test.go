@@ -56,19 +56,19 @@ func TestToolOnADirectory(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello world\n"), 0o644))
 
-	out, err := run(t, "", "tool", "--dir", dir, "edit_file", "--json", `{"path":"a.txt","old_string":"world","new_string":"there"}`)
+	out, err := run(t, "", "tool", "--dir", dir, "edit_file", "--params", `{"path":"a.txt","old_string":"world","new_string":"there"}`)
 	require.NoError(t, err)
 	require.Contains(t, out, `"status":"ok"`)
 	data, _ := os.ReadFile(filepath.Join(dir, "a.txt"))
 	require.Equal(t, "hello there\n", string(data), "the change is applied back")
 
-	out, err = run(t, "", "tool", "--dir", dir, "edit_file", "--json", `{"path":"a.txt","old_string":"there","new_string":"x"}`, "--dry-run")
+	out, err = run(t, "", "tool", "--dir", dir, "edit_file", "--params", `{"path":"a.txt","old_string":"there","new_string":"x"}`, "--dry-run")
 	require.NoError(t, err)
 	require.Contains(t, out, `"status":"ok"`)
 	data, _ = os.ReadFile(filepath.Join(dir, "a.txt"))
 	require.Equal(t, "hello there\n", string(data), "--dry-run applies nothing")
 
-	out, err = run(t, "", "tool", "--dir", dir, "read_file", "--json", `{"path":"missing"}`)
+	out, err = run(t, "", "tool", "--dir", dir, "read_file", "--params", `{"path":"missing"}`)
 	require.ErrorIs(t, err, errNotOK)
 	require.Contains(t, out, `"status":"not_found"`)
 

@@ -25,6 +25,9 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp --session ID [--profile NAME]",
 		Short: "Serve a session's tools over MCP on stdin/stdout, for an agent client",
+		Example: `  vfsd mcp --session review
+  claude mcp add vfsd -- vfsd mcp --session review    # Claude Code
+  vfsd mcp --session review --profile openai --no-output-schema`,
 		Long: `Serves the tools of a daemon session over the Model Context Protocol on
 standard input and output, for agent clients that start MCP servers as
 commands. Every call goes to the daemon (see --socket and --addr), so the agent,

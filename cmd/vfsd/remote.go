@@ -14,6 +14,7 @@ import (
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
+	"github.com/vfsd/vfsd/internal/textdiff"
 )
 
 // Environment variables the client verbs read when the flags are not given.
@@ -86,17 +87,27 @@ func (g *globalFlags) client() (*client.Client, error) {
 	return client.New(client.Options{Socket: g.socketPath()})
 }
 
+// where says, for messages, where the flags say the daemon is.
+func (g *globalFlags) where() string {
+	if addr := value(g.addr, envAddr); addr != "" {
+		return addr
+	}
+	return g.socketPath()
+}
+
 // remoteCmd returns a verb that talks to the daemon: run gets the client
-// and an output helper honouring --json.
+// and an output helper honouring --json. When no daemon answers (and the
+// flags name none), the verb runs one inside the command on the default
+// data directory (see connect and hostAccessOf).
 func remoteCmd(g *globalFlags, cmd *cobra.Command, run func(cmd *cobra.Command, args []string, c *client.Client, out *output) error) *cobra.Command {
 	var asJSON bool
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the daemon's JSON instead of text")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		c, err := g.client()
+		c, stop, err := connect(cmd, g, args)
 		if err != nil {
-			return usageError{err}
+			return err
 		}
-		defer c.Close()
+		defer stop()
 		return run(cmd, args, c, &output{w: cmd.OutOrStdout(), json: asJSON})
 	}
 	return cmd
@@ -123,6 +134,9 @@ func (o *output) print(v any, human func(w io.Writer)) error {
 // describeSession prints a session's details as text.
 func describeSession(w io.Writer, s *api.Session) {
 	fmt.Fprintf(w, "session   %s\n", s.ID)
+	if s.Label != "" {
+		fmt.Fprintf(w, "label     %s\n", textdiff.QuotePath(s.Label))
+	}
 	fmt.Fprintf(w, "created   %s\n", s.CreatedAt.Local().Format(time.DateTime))
 	fmt.Fprintf(w, "expires   %s\n", expires(s))
 	fmt.Fprintf(w, "policy    %s\n", s.Policy)
@@ -187,7 +201,7 @@ func short(id string) string {
 	return id
 }
 
-// readParams reads --json PARAMS: inline JSON, "-" for stdin, "@FILE" for
+// readParams reads --params PARAMS: inline JSON, "-" for stdin, "@FILE" for
 // a file.
 func readParams(arg string, stdin io.Reader) (json.RawMessage, error) {
 	var b []byte
@@ -207,7 +221,7 @@ func readParams(arg string, stdin io.Reader) (json.RawMessage, error) {
 		b = []byte("{}")
 	}
 	if !json.Valid(b) {
-		return nil, usageError{errors.New("--json must be a JSON object (or - for stdin, @FILE for a file)")}
+		return nil, usageError{errors.New("--params must be a JSON object (or - for stdin, @FILE for a file)")}
 	}
 	return b, nil
 }

@@ -36,23 +36,27 @@ type runResult struct {
 	ExitCode int              `json:"exit_code"`
 	Diff     *api.Diff        `json:"diff"`
 	Applied  *api.ApplyReport `json:"applied,omitempty"` // with --apply
+	// Before is, with --session, the snapshot taken before the run: Diff
+	// is what the run changed since, and restoring it undoes the run.
+	Before string `json:"before,omitempty"`
 }
 
 type runFlags struct {
-	dir, id, policy, ttl, sandbox string
-	jsonFile, policyFile          string
-	include, exclude, writable    []string
-	gitignore, defaultExcludes    bool
-	noNetwork, asJSON, apply      bool
-	backend                       string
-	pf                            progressFlag
-	policyObject                  []byte // --policy-file's content
+	dir, oldDir, session       string
+	id, policy, ttl, sandbox   string
+	jsonFile, policyFile       string
+	include, exclude, writable []string
+	gitignore, defaultExcludes bool
+	noNetwork, asJSON, apply   bool
+	backend                    string
+	pf                         progressFlag
+	policyObject               []byte // --policy-file's content
 }
 
 func newRunCmd(g *globalFlags) *cobra.Command {
 	rf := &runFlags{}
 	cmd := &cobra.Command{
-		Use:   "run [--mount DIR] [--include G]... [--exclude G]... -- CMD [ARG]...",
+		Use:   "run [--dir DIR | --session SESSION] [--include G]... [--exclude G]... -- CMD [ARG]...",
 		Short: "Run a command on a copy-on-write session of a folder, then show what it changed",
 		Long: `Stages DIR (default: the current directory) into a new daemon session, mounts
 the session through FUSE and runs CMD in a sandbox where the session is DIR:
@@ -61,6 +65,14 @@ untouched. Afterwards vfsd prints what CMD changed as a unified diff and how to
 apply it to DIR (vfsd apply SESSION) or drop it (vfsd session close SESSION);
 with --apply, a run whose CMD succeeds writes its changes to DIR at once (what
 DIR changed meanwhile is left alone and reported) and drops the session.
+(--dir was called --mount before; --mount still works and warns.)
+
+--session SESSION runs CMD again in an existing session instead — one an
+earlier vfsd run left, or one an agent works in — at its host folder (the
+folder it was staged from, when it has exactly one at its root; --dir names
+where CMD sees the session otherwise). vfsd snapshots the session first
+(label "before vfsd run"), prints what this run changed, and keeps the
+session: --apply then applies all of its changes but does not close it.
 
 The sandbox is bubblewrap when installed, else (as root) vfsd's own
 namespaces; --sandbox picks one, and stderr says which ran. Both hold the
@@ -88,16 +100,32 @@ Exit status: CMD's own; 128+N when a signal N ended it; 127 when it was not
 found and 126 when it could not be run; 125 when vfsd or the sandbox failed
 around it (stderr says why; a session staged for a command that never ran
 is dropped).`,
+		Example: `  vfsd run -- make test                                  # on the current directory
+  vfsd run --dir ~/src/app --exclude '**/*.env' -- sh -c 'go generate ./... && go test ./...'
+  vfsd run --rw ~/.cache --no-network -- npm test
+  vfsd run --apply -- gofmt -w .                         # keep the changes when it succeeds
+  vfsd run --session s-4201fd72e76a241e -- go test ./... # again, in the session it left
+  vfsd run --json -- ./agent.sh | jq .diff.modified`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 0 {
 				return usageError{errors.New("put the command after --: vfsd run [flags] -- CMD [ARG]...")}
 			}
+			if rf.dir == "" {
+				rf.dir = rf.oldDir
+			}
+			if rf.session != "" {
+				if err := sessionRunFlags(cmd); err != nil {
+					return err
+				}
+				if rf.dir == "" {
+					rf.dir = "." // a placeholder: the session's own folder replaces it below
+				}
+			}
 			dir, err := runDir(rf.dir)
 			if err != nil {
 				return usageError{err}
-			}
-			// What can fail without a daemon fails before anything is staged.
+			} // What can fail without a daemon fails before anything is staged.
 			spec := sandboxSpec{workDir: dir, noNetwork: rf.noNetwork, argv: args, backend: rf.backend}
 			if spec.kind, spec.bwrap, err = resolveSandbox(rf.sandbox); err != nil {
 				var ue usageError
@@ -118,9 +146,18 @@ is dropped).`,
 				return err
 			}
 			rf.policyObject = polReq.PolicyObject
-			c, embedded, err := reachDaemon(cmd.Context(), g, []string{dir}, cmd.ErrOrStderr())
+			roots := []string{dir}
+			if rf.session != "" {
+				roots = nil // the session's own folders, once it is known
+			}
+			c, embedded, err := reachDaemon(cmd.Context(), g, roots, cmd.ErrOrStderr())
 			if err != nil {
 				return exitStatus{exitRunFailed, err}
+			}
+			if rf.session != "" {
+				if c, embedded, spec.workDir, err = existingSession(cmd, c, embedded, rf.session, dir, dirGiven(cmd)); err != nil {
+					return err
+				}
 			}
 			defer c.Close()
 			if embedded != nil {
@@ -134,7 +171,10 @@ is dropped).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&rf.dir, "mount", "", "the folder to run on (default: the current directory)")
+	f.StringVar(&rf.dir, "dir", "", "the folder to run on (default: the current directory); with --session: where CMD sees the session")
+	f.StringVar(&rf.oldDir, "mount", "", "the old name of --dir")
+	deprecateFlag(cmd, "mount", "--dir")
+	f.StringVar(&rf.session, "session", "", "run in this existing session instead of staging the folder anew")
 	f.StringArrayVar(&rf.include, "include", nil, "stage only files matching this doublestar glob (repeatable)")
 	f.StringArrayVar(&rf.exclude, "exclude", nil, "leave out files and folders matching this glob (repeatable)")
 	f.BoolVar(&rf.gitignore, "gitignore", false, "honour .gitignore files")
@@ -169,24 +209,35 @@ func runInSession(cmd *cobra.Command, c *client.Client, g *globalFlags, rf *runF
 	if health.Private == nil {
 		fmt.Fprintln(stderr, "vfsd: warning: the daemon does not say where its files are (an older vfsd, or not the admin token); hiding the default ones only")
 	}
-	req := api.CreateSessionRequest{ID: rf.id, Policy: rf.policy, TTL: rf.ttl, Mounts: []api.Mount{{
-		HostPath: dir, MountPath: "/", Include: rf.include, Exclude: rf.exclude,
-		Gitignore: rf.gitignore, DefaultExcludes: rf.defaultExcludes}}}
-	if len(rf.policyObject) > 0 {
-		req.Policy, req.PolicyObject = "", rf.policyObject
-	}
-	var created *api.CreateSessionResponse
-	if pp := rf.pf.printer(cmd); pp != nil {
-		created, err = c.CreateSessionProgress(ctx, req, pp.show)
-		pp.done()
+	var id, before string // before: with --session, the snapshot taken before the run
+	if rf.session == "" {
+		req := api.CreateSessionRequest{ID: rf.id, Policy: rf.policy, TTL: rf.ttl, Mounts: []api.Mount{{
+			HostPath: dir, MountPath: "/", Include: rf.include, Exclude: rf.exclude,
+			Gitignore: rf.gitignore, DefaultExcludes: rf.defaultExcludes}}}
+		if len(rf.policyObject) > 0 {
+			req.Policy, req.PolicyObject = "", rf.policyObject
+		}
+		var created *api.CreateSessionResponse
+		if pp := rf.pf.printer(cmd); pp != nil {
+			created, err = c.CreateSessionProgress(ctx, req, pp.show)
+			pp.done()
+		} else {
+			created, err = c.CreateSession(ctx, req)
+		}
+		if err != nil {
+			return exitStatus{exitRunFailed, fmt.Errorf("stage %s: %w", dir, err)}
+		}
+		id = created.Session.ID
+		fmt.Fprintf(stderr, "vfsd: session %s: %d files of %s; running %s\n", id, importedFiles(created), dir, strings.Join(argv, " "))
 	} else {
-		created, err = c.CreateSession(ctx, req)
+		id = rf.session
+		snap, err := c.CreateSnapshot(ctx, id, "before vfsd run")
+		if err != nil {
+			return exitStatus{exitRunFailed, fmt.Errorf("snapshot session %s before the run: %w", id, err)}
+		}
+		before = snap.ID
+		fmt.Fprintf(stderr, "vfsd: session %s (%d files, snapshot %s before this run) at %s; running %s\n", id, snap.Files, short(before), dir, strings.Join(argv, " "))
 	}
-	if err != nil {
-		return exitStatus{exitRunFailed, fmt.Errorf("stage %s: %w", dir, err)}
-	}
-	id := created.Session.ID
-	fmt.Fprintf(stderr, "vfsd: session %s: %d files of %s; running %s\n", id, importedFiles(created), dir, strings.Join(argv, " "))
 
 	// Whatever happens to the command or to vfsd's context (an interrupt
 	// reaches the command too), the mount is taken down and the diff shown.
@@ -198,6 +249,13 @@ func runInSession(cmd *cobra.Command, c *client.Client, g *globalFlags, rf *runF
 	}
 	status, ran, runErr := runMounted(ctx, c, id, spec, daemonMasks(health, g, embedded), cmd.InOrStdin(), cmdOut, stderr)
 	if runErr != nil {
+		if !ran && before != "" {
+			// The command never ran: the snapshot taken for it is of no use.
+			if _, err := c.DeleteSnapshot(after, before); err != nil {
+				return exitStatus{status, fmt.Errorf("%w; the command did not run, and deleting snapshot %s taken for it failed: %v", runErr, before, err)}
+			}
+			return exitStatus{status, fmt.Errorf("%w; the command did not run, and session %s is as it was", runErr, id)}
+		}
 		if !ran {
 			// The command never ran: the session is of no use.
 			if err := c.CloseSession(after, id); err != nil {
@@ -208,6 +266,9 @@ func runInSession(cmd *cobra.Command, c *client.Client, g *globalFlags, rf *runF
 		return exitStatus{status, fmt.Errorf("%w; the session is kept: vfsd session close %s drops it", runErr, id)}
 	}
 	q := client.DiffQuery{From: "import", To: "live", Text: rf.asJSON}
+	if before != "" {
+		q.From = before // what this run changed
+	}
 	diff, err := c.SessionDiff(after, id, q)
 	var unified string
 	if err == nil && !rf.asJSON && len(diff.Entries) > 0 {
@@ -216,10 +277,10 @@ func runInSession(cmd *cobra.Command, c *client.Client, g *globalFlags, rf *runF
 	if err != nil {
 		return exitStatus{exitRunFailed, fmt.Errorf("diff session %s: %w; see it with vfsd snapshot diff --session %s --from import", id, err, id)}
 	}
-	res := runResult{Session: id, Dir: dir, ExitCode: status, Diff: diff}
+	res := runResult{Session: id, Dir: dir, ExitCode: status, Diff: diff, Before: before}
 	var applyErr error
 	if rf.apply && status == 0 {
-		res.Applied, applyErr = applyRun(after, c, id, dir)
+		res.Applied, applyErr = applyRun(after, c, id, dir, before == "")
 	}
 	if rf.jsonFile != "" {
 		if err := writeJSONFile(rf.jsonFile, res); err != nil {
@@ -260,14 +321,17 @@ func writeJSONFile(path string, res runResult) error {
 }
 
 // applyRun writes session id's changes to dir and, when all of them
-// applied, closes the session.
-func applyRun(ctx context.Context, c *client.Client, id, dir string) (*api.ApplyReport, error) {
+// applied and drop is set (a session the run staged), closes the session.
+func applyRun(ctx context.Context, c *client.Client, id, dir string, drop bool) (*api.ApplyReport, error) {
 	r, err := c.Apply(ctx, id, false)
 	if err != nil {
 		return nil, fmt.Errorf("apply session %s to %s: %w; the session is kept", id, dir, err)
 	}
 	if len(r.Conflicts) > 0 {
 		return r, fmt.Errorf("%d changes were not applied to %s (each with its reason above); the session %s is kept: fix the host, then vfsd apply %s", len(r.Conflicts), dir, id, id)
+	}
+	if !drop {
+		return r, nil
 	}
 	if err := c.CloseSession(ctx, id); err != nil {
 		return r, fmt.Errorf("applied, but closing session %s failed: %w", id, err)
@@ -371,12 +435,76 @@ func runDir(dir string) (string, error) {
 		abs, err = filepath.EvalSymlinks(abs)
 	}
 	if err != nil {
-		return "", fmt.Errorf("--mount %s: %w", dir, err)
+		return "", fmt.Errorf("--dir %s: %w", dir, err)
 	}
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("--mount %s: not a directory", dir)
+		return "", fmt.Errorf("--dir %s: not a directory", dir)
 	}
 	return abs, nil
+}
+
+// sessionRunFlags refuses, with --session, the flags that shape a new
+// session.
+func sessionRunFlags(cmd *cobra.Command) error {
+	for _, name := range []string{"include", "exclude", "gitignore", "default-excludes", "id", "policy", "policy-file", "ttl"} {
+		if cmd.Flags().Changed(name) {
+			return usageError{fmt.Errorf("--%s shapes a new session; --session runs in one that exists (see '%s --help')", name, cmd.CommandPath())}
+		}
+	}
+	return nil
+}
+
+// dirGiven reports whether the command line named the folder (--dir, or
+// its old name --mount).
+func dirGiven(cmd *cobra.Command) bool {
+	return cmd.Flags().Changed("dir") || cmd.Flags().Changed("mount")
+}
+
+// existingSession prepares vfsd run --session: it returns the folder
+// where the command sees the session (dir when the folder was named,
+// else the session's own host folder), and, when the daemon runs inside
+// this command, one that allows the session's host folders for --apply.
+func existingSession(cmd *cobra.Command, c *client.Client, e *embeddedDaemon, id, dir string, named bool) (*client.Client, *embeddedDaemon, string, error) {
+	fail := func(err error) (*client.Client, *embeddedDaemon, string, error) {
+		c.Close()
+		if e != nil {
+			stopEmbedded(cmd, e)
+		}
+		return nil, nil, "", err
+	}
+	s, err := c.Session(cmd.Context(), id)
+	if err != nil {
+		return fail(exitStatus{exitRunFailed, err})
+	}
+	if !named {
+		if len(s.Mounts) != 1 || (s.Mounts[0].MountPath != "/" && s.Mounts[0].MountPath != "") {
+			return fail(usageError{fmt.Errorf("session %s was not staged from one folder at its root (it has %d host folders): name where the command sees it with --dir DIR", id, len(s.Mounts))})
+		}
+		if s.Mounts[0].MountPath == "" {
+			return fail(usageError{fmt.Errorf("session %s holds its host folder %s under a subfolder: name where the command sees the session with --dir DIR", id, s.Mounts[0].HostPath)})
+		}
+		if dir, err = runDir(s.Mounts[0].HostPath); err != nil {
+			return fail(exitStatus{exitRunFailed, fmt.Errorf("session %s's host folder: %w", id, err)})
+		}
+	}
+	if e == nil || len(s.Mounts) == 0 {
+		return c, e, dir, nil
+	}
+	// A daemon run inside this command allows the session's folders.
+	c.Close()
+	stopEmbedded(cmd, e)
+	var roots []string
+	for _, m := range s.Mounts {
+		roots = append(roots, m.HostPath)
+	}
+	if e, err = startEmbeddedDaemon(cmd.Context(), roots, cmd.ErrOrStderr()); err != nil {
+		return nil, nil, "", exitStatus{exitRunFailed, fmt.Errorf("no daemon is running, and starting one in this process failed: %w", err)}
+	}
+	if c, err = client.New(client.Options{Socket: e.socket}); err != nil {
+		stopEmbedded(cmd, e)
+		return nil, nil, "", exitStatus{exitRunFailed, err}
+	}
+	return c, e, dir, nil
 }
 
 func importedFiles(r *api.CreateSessionResponse) int64 {
@@ -392,23 +520,32 @@ func printRunReport(stderr io.Writer, res runResult, embedded *embeddedDaemon) {
 	id, dir, d := res.Session, res.Dir, res.Diff
 	fmt.Fprintf(stderr, "vfsd: the command exited with status %d\n", res.ExitCode)
 	if len(d.Entries) == 0 {
-		if res.Applied == nil {
+		if res.Applied == nil && res.Before == "" {
 			fmt.Fprintf(stderr, "vfsd: no changes to %s; drop the session with: vfsd session close %s\n", dir, id)
+		}
+		if res.Before != "" {
+			fmt.Fprintf(stderr, "vfsd: this run changed nothing in session %s\n", id)
 		}
 		return
 	}
 	fmt.Fprintf(stderr, "vfsd: session %s changed %s: %d added, %d modified, %d deleted\n", id, dir, d.Added, d.Modified, d.Deleted)
+	if res.Before != "" {
+		fmt.Fprintf(stderr, "  undo this run:  vfsd snapshot restore %s %s\n", id, short(res.Before))
+	}
 	if a := res.Applied; a != nil {
 		for _, ch := range a.Conflicts {
 			fmt.Fprintf(stderr, "  not applied: %s: %s\n", textdiff.QuotePath(ch.HostPath), textdiff.QuotePath(ch.Conflict))
 		}
 		fmt.Fprintf(stderr, "vfsd: applied %d changes to %s\n", len(a.Applied), dir)
+		if res.Before != "" {
+			fmt.Fprintf(stderr, "  the session is kept; drop it with: vfsd session close %s\n", id)
+		}
 		return
 	}
 	if embedded != nil {
-		fmt.Fprintf(stderr, "  the session is kept in %s; to apply it, start the daemon on it\n", embedded.dataDir)
-		fmt.Fprintf(stderr, "  (vfsd serve --allow-root %s) and then:\n", dir)
+		fmt.Fprintf(stderr, "  no daemon was running: the session is kept in %s, for the verbs below\n", embedded.dataDir)
+		fmt.Fprintf(stderr, "  (each runs one inside itself) or a daemon (%s)\n", serveHint(embedded.dataDir, []string{dir}))
 	}
-	fmt.Fprintf(stderr, "  apply to %s:  vfsd apply %s   (preview: vfsd apply %s --dry-run)\n", dir, id, id)
+	fmt.Fprintf(stderr, "  apply to %s:  vfsd apply %s   (preview: vfsd diff %s)\n", dir, id, id)
 	fmt.Fprintf(stderr, "  drop:  vfsd session close %s\n", id)
 }

@@ -14,8 +14,9 @@ import (
 // what to use instead.
 func newRunCmd(g *globalFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:                "run [--mount DIR] ... -- CMD [ARG]...",
+		Use:                "run [--dir DIR | --session SESSION] ... -- CMD [ARG]...",
 		Short:              "Run a command on a copy-on-write session of a folder (Linux only)",
+		Example:            "  vfsd run -- make test    # Linux only; elsewhere: vfsd session create, vfsd tool",
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return fmt.Errorf("vfsd run: FUSE mounts need Linux; use the tools/API (this is %s): create a session with 'vfsd session create' and work in it with 'vfsd tool' or the API", runtime.GOOS)

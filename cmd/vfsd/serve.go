@@ -28,10 +28,17 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 		blobBytes                            = byteSize(1 << 30)
 		sessionFiles                         int64
 		maxSnapshots, maxLabel               int
+		remote                               string
+		remoteCache                          byteSize
+		remoteGrace                          time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--data-dir DIR] [--socket PATH] [--listen ADDR] [--allow-root DIR]...",
 		Short: "Run the daemon: the HTTP/JSON API on a Unix socket, and on TCP with --listen",
+		Example: `  vfsd serve --allow-root ~/src
+  vfsd serve --allow-root ~/src --listen 127.0.0.1:7070     # TCP too, behind tokens
+  vfsd serve --data-dir /var/lib/vfsd --socket /run/vfsd.sock --default-ttl 24h
+  VFSD_ADDR=127.0.0.1:7070 vfsd session list                # a client over TCP (admin token from the data dir)`,
 		Long: `Runs the vfsd daemon until interrupted (SIGINT or SIGTERM), then shuts down
 gracefully: requests in flight finish, FUSE mounts are unmounted (and mounted
 again at the next start), sessions are closed and flushed.
@@ -81,6 +88,7 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 				MaxSessionBytes: noLimit(int64(sessionBytes)), MaxSessionFiles: noLimit(sessionFiles),
 				MaxSnapshots: int(noLimit(int64(maxSnapshots))), MaxLabelBytes: maxLabel,
 				MaxBlobBytes: int64(blobBytes),
+				Remote:       remote, RemoteCacheBytes: int64(remoteCache), RemoteGrace: remoteGrace,
 			}
 			if blobBytes <= 0 || maxLabel <= 0 {
 				return usageError{errors.New("--max-blob-bytes and --max-label-bytes must be positive")}
@@ -113,6 +121,9 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 	f.IntVar(&maxSnapshots, "max-snapshots", 1000, "default quota of snapshots kept per session (0: none)")
 	f.IntVar(&maxLabel, "max-label-bytes", 1024, "the longest snapshot label")
 	f.Var(&blobBytes, "max-blob-bytes", "the largest blob POST /v1/blobs takes")
+	f.StringVar(&remote, "remote", "", "share snapshots through this S3-compatible store: s3://BUCKET[/PREFIX][?endpoint=HOST:PORT&region=R&insecure=1&create=1]; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or ~/.aws/credentials")
+	f.Var(&remoteCache, "remote-cache-bytes", "the most room blobs fetched from --remote take locally, like 8GiB (default 8GiB)")
+	f.DurationVar(&remoteGrace, "remote-grace", 0, "remote garbage collection keeps unreferenced objects younger than this (default 24h; longer than any push takes)")
 	return cmd
 }
 

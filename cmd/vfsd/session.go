@@ -8,27 +8,34 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
 	"github.com/vfsd/vfsd/contract"
+	"github.com/vfsd/vfsd/internal/textdiff"
 )
 
 func newSessionCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "session",
-		Short: "Create, list, show, reset and close the daemon's sessions",
-		Args:  usageArgs(cobra.NoArgs),
+		Short: "Create, list, show, reset and close (rm) the daemon's sessions",
+		Example: `  vfsd session create --id review --folder ~/src/app=/
+  vfsd session list
+  vfsd session rm review`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageError{fmt.Errorf("name a verb: %s", verbs(cmd))}
 		},
 	}
 	cmd.AddCommand(newSessionCreateCmd(g), newSessionListCmd(g), newSessionShowCmd(g), newSessionResetCmd(g),
-		newSessionCloseCmd(g), newSessionTTLCmd(g), newSessionToolsCmd(g))
+		newSessionCloseCmd(g), newSessionTTLCmd(g), newSessionToolsCmd(g),
+		newSessionRewindCmd(g), newSessionRebaseCmd(g))
 	return cmd
 }
 
@@ -45,7 +52,7 @@ func verbs(cmd *cobra.Command) string {
 // and snapshot fork.
 type sessionFlags struct {
 	id, policy, profile, ttl, contract string
-	policyFile                         string
+	policyFile, label                  string
 }
 
 func (sf *sessionFlags) add(cmd *cobra.Command) {
@@ -56,72 +63,73 @@ func (sf *sessionFlags) add(cmd *cobra.Command) {
 	f.StringVar(&sf.profile, "profile", "", "tool profile: openai, anthropic, gemini, minimal or consolidated")
 	f.StringVar(&sf.ttl, "ttl", "", `lifetime, like 90m or 24h; "never" for no expiry (default: the daemon's)`)
 	f.StringVar(&sf.contract, "contract", "", "tool contract: "+strings.Join(contract.Names(), ", ")+` (default "vfsd"; a fork: its origin's)`)
+	f.StringVar(&sf.label, "label", "", "a note to remember the session by (vfsd session list shows it)")
 }
 
 func (sf *sessionFlags) request() api.CreateSessionRequest {
-	return api.CreateSessionRequest{ID: sf.id, Policy: sf.policy, Profile: sf.profile, TTL: sf.ttl, Contract: sf.contract}
+	return api.CreateSessionRequest{ID: sf.id, Policy: sf.policy, Profile: sf.profile, TTL: sf.ttl, Contract: sf.contract, Label: sf.label}
 }
 
 func newSessionCreateCmd(g *globalFlags) *cobra.Command {
 	var (
 		sf                                      sessionFlags
 		pf                                      progressFlag
-		mounts, include, exclude                []string
+		folders, oldMounts, include, exclude    []string
 		mountsFile, base, fork                  string
 		contractOptions                         string
 		maxBytes                                int64
 		gitignore, defaultExcludes, followLinks bool
+		mounts                                  []api.Mount // read from the flags before the daemon is reached
 	)
 	cmd := &cobra.Command{
-		Use:   "create [--mount HOST[=PATH]]... [--base SNAP | --fork SESSION] [--policy P | --policy-file F] [--ttl D]",
+		Use:   "create [--folder HOST[=PATH]]... [--base SNAP | --fork SESSION] [--policy P | --policy-file F] [--ttl D] [--label TEXT]",
 		Short: "Create a session: empty, staged from host folders, from a snapshot, or forked",
 		Long: `Creates a session and prints its ID and its token (shown once: it reaches
-this session only, over TCP). With --mount, host folders (beneath the daemon's
+this session only, over TCP). With --folder, host folders (beneath the daemon's
 --allow-root directories) are staged into it: HOST lands at PATH in the session
 (default: the folder's name); --include, --exclude, --max-bytes, --gitignore,
---default-excludes and --follow-symlinks apply to every --mount. --mounts-file
-gives the mounts as a JSON array of api.Mount objects instead ("-" for stdin).`,
+--default-excludes and --follow-symlinks apply to every --folder. --mounts-file
+gives them as a JSON array of the API's mount objects instead ("-" for stdin).
+(--folder was called --mount before; --mount still works and warns.)`,
+		Example: `  vfsd session create --id review --folder ~/src/app=/ --default-excludes --ttl 24h
+  vfsd session create --folder ~/src/api --folder ~/src/web --label "api+web refactor"
+  vfsd session create --base 3f2a9c --policy x07
+  vfsd session create --fork review --id review-2
+  vfsd session create --json | jq -r .token`,
 		Args: usageArgs(cobra.NoArgs),
 	}
 	sf.add(cmd)
 	f := cmd.Flags()
-	f.StringArrayVar(&mounts, "mount", nil, "stage host folder HOST at session path PATH (repeatable)")
+	f.StringArrayVar(&folders, "folder", nil, "stage host folder HOST at session path PATH (repeatable)")
+	f.StringArrayVar(&oldMounts, "mount", nil, "the old name of --folder")
+	deprecateFlag(cmd, "mount", "--folder")
 	f.StringArrayVar(&include, "include", nil, "import only files matching this doublestar glob (repeatable)")
 	f.StringArrayVar(&exclude, "exclude", nil, "skip files and folders matching this glob (repeatable)")
-	f.Int64Var(&maxBytes, "max-bytes", 0, "fail the import if a mount holds more than this many bytes")
+	f.Int64Var(&maxBytes, "max-bytes", 0, "fail the import if a folder holds more than this many bytes")
 	f.BoolVar(&gitignore, "gitignore", false, "honour .gitignore files")
 	f.BoolVar(&defaultExcludes, "default-excludes", false, "skip .git, node_modules, build outputs and the like")
 	f.BoolVar(&followLinks, "follow-symlinks", false, "import what symlinks point to (within the allowed root)")
-	f.StringVar(&mountsFile, "mounts-file", "", "the mounts as a JSON array, from a file or - for stdin")
+	f.StringVar(&mountsFile, "mounts-file", "", "the folders as a JSON array of mount objects, from a file or - for stdin")
 	f.StringVar(&base, "base", "", "start from this snapshot (ID or unique prefix)")
 	f.StringVar(&fork, "fork", "", "start from this session's current state")
 	f.StringVar(&contractOptions, "contract-options", "", `the contract's session options: a JSON object, or @FILE ("@-" for stdin); weakincentives: {"mounts":[{"host_path":"docs/"}]}`)
 	pf.add(cmd)
-	return remoteCmd(g, cmd, func(cmd *cobra.Command, _ []string, c *client.Client, out *output) error {
-		req := sf.request()
-		req.Base, req.Fork = base, fork
-		if err := setPolicy(cmd, &req, sf.policy, sf.policyFile); err != nil {
-			return err
-		}
-		if contractOptions != "" {
-			opts, err := readJSONArg(cmd, "--contract-options", contractOptions)
-			if err != nil {
-				return err
-			}
-			req.ContractOptions = opts
-		}
-		for _, m := range mounts {
+	// The host folders are read first: a daemon run inside the command
+	// (when none is running) must allow them.
+	withHostAccess(cmd, hostAccess{roots: func(cmd *cobra.Command, _ []string) ([]string, error) {
+		all := append(slices.Clone(folders), oldMounts...)
+		for _, m := range all {
 			host, at, _ := strings.Cut(m, "=")
 			abs, err := filepath.Abs(host)
 			if err != nil {
-				return usageError{fmt.Errorf("--mount %s: %w", m, err)}
+				return nil, usageError{fmt.Errorf("--folder %s: %w", m, err)}
 			}
-			req.Mounts = append(req.Mounts, api.Mount{HostPath: abs, MountPath: at, Include: include, Exclude: exclude,
+			mounts = append(mounts, api.Mount{HostPath: abs, MountPath: at, Include: include, Exclude: exclude,
 				MaxBytes: maxBytes, Gitignore: gitignore, DefaultExcludes: defaultExcludes, FollowSymlinks: followLinks})
 		}
 		if mountsFile != "" {
-			if len(mounts) > 0 {
-				return usageError{fmt.Errorf("give --mount or --mounts-file, not both")}
+			if len(all) > 0 {
+				return nil, usageError{fmt.Errorf("give --folder or --mounts-file, not both")}
 			}
 			var b []byte
 			var err error
@@ -131,14 +139,33 @@ gives the mounts as a JSON array of api.Mount objects instead ("-" for stdin).`,
 				b, err = os.ReadFile(mountsFile)
 			}
 			if err == nil {
-				err = json.Unmarshal(b, &req.Mounts)
+				err = json.Unmarshal(b, &mounts)
 			}
 			if err != nil {
-				return usageError{fmt.Errorf("--mounts-file %s: %w (want a JSON array of mounts, see docs/api.md)", mountsFile, err)}
+				return nil, usageError{fmt.Errorf("--mounts-file %s: %w (want a JSON array of mounts, see docs/api.md)", mountsFile, err)}
 			}
 		}
-		if len(req.Mounts) == 0 && (len(include) > 0 || len(exclude) > 0 || maxBytes != 0) {
-			return usageError{fmt.Errorf("--include, --exclude and --max-bytes shape --mount folders; give a --mount")}
+		if len(mounts) == 0 && (len(include) > 0 || len(exclude) > 0 || maxBytes != 0) {
+			return nil, usageError{fmt.Errorf("--include, --exclude and --max-bytes shape --folder folders; give a --folder")}
+		}
+		roots := make([]string, 0, len(mounts))
+		for _, m := range mounts {
+			roots = append(roots, m.HostPath)
+		}
+		return roots, nil
+	}})
+	return remoteCmd(g, cmd, func(cmd *cobra.Command, _ []string, c *client.Client, out *output) error {
+		req := sf.request()
+		req.Base, req.Fork, req.Mounts = base, fork, mounts
+		if err := setPolicy(cmd, &req, sf.policy, sf.policyFile); err != nil {
+			return err
+		}
+		if contractOptions != "" {
+			opts, err := readJSONArg(cmd, "--contract-options", contractOptions)
+			if err != nil {
+				return err
+			}
+			req.ContractOptions = opts
 		}
 		var resp *api.CreateSessionResponse
 		var err error
@@ -171,35 +198,76 @@ func printCreated(w io.Writer, r *api.CreateSessionResponse) {
 }
 
 func newSessionListCmd(g *globalFlags) *cobra.Command {
-	return remoteCmd(g, &cobra.Command{
-		Use:   "list",
-		Short: "List the open sessions",
-		Args:  usageArgs(cobra.NoArgs),
+	var quiet bool
+	cmd := remoteCmd(g, &cobra.Command{
+		Use:     "list [-q]",
+		Aliases: []string{"ls"},
+		Short:   "List the open sessions: created, host folders, label, size",
+		Example: `  vfsd session list
+  vfsd session list -q | xargs -r vfsd session rm    # close them all
+  vfsd session list --json | jq -r '.sessions[] | select(.label == "nightly") | .id'`,
+		Args: usageArgs(cobra.NoArgs),
 	}, func(cmd *cobra.Command, _ []string, c *client.Client, out *output) error {
 		list, err := c.Sessions(cmd.Context())
 		if err != nil {
 			return err
 		}
-		return out.print(api.SessionList{Sessions: list}, func(w io.Writer) {
-			if len(list) == 0 {
-				fmt.Fprintln(w, "no sessions; create one with vfsd session create")
-				return
-			}
-			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tPOLICY\tFILES\tSIZE\tEXPIRES\tMOUNTS")
+		if quiet && !out.json {
 			for _, s := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\n", s.ID, s.Policy, s.Files, sizeText(s.Bytes), expires(&s), len(s.Mounts))
+				fmt.Fprintln(out.w, s.ID)
 			}
-			tw.Flush()
-		})
+			return nil
+		}
+		return out.print(api.SessionList{Sessions: list}, func(w io.Writer) { printSessions(w, list) })
 	})
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print the session IDs only, one a line")
+	return cmd
+}
+
+// printSessions prints the session table of vfsd session list.
+func printSessions(w io.Writer, list []api.Session) {
+	if len(list) == 0 {
+		fmt.Fprintln(w, "no sessions; create one with vfsd session create, or try vfsd run -- CMD")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCREATED\tFILES\tSIZE\tEXPIRES\tLABEL\tHOST FOLDERS")
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", s.ID, s.CreatedAt.Local().Format(time.DateTime), s.Files, sizeText(s.Bytes),
+			expiresShort(&s), orDash(textdiff.QuotePath(s.Label)), orDash(strings.Join(hostFolders(s.Mounts), ", ")))
+	}
+	tw.Flush()
+}
+
+// hostFolders lists a session's host folders as HOST or HOST=PATH,
+// quoted as git quotes paths.
+func hostFolders(mounts []api.Mount) []string {
+	out := make([]string, 0, len(mounts))
+	for _, m := range mounts {
+		t := textdiff.QuotePath(m.HostPath)
+		if m.MountPath != "" && m.MountPath != filepath.Base(m.HostPath) {
+			t += "=" + textdiff.QuotePath(m.MountPath)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// expiresShort is when a session expires, for tables.
+func expiresShort(s *api.Session) string {
+	if s.ExpiresAt == nil {
+		return "never"
+	}
+	return "in " + time.Until(*s.ExpiresAt).Round(time.Minute).String()
 }
 
 func newSessionShowCmd(g *globalFlags) *cobra.Command {
 	return remoteCmd(g, &cobra.Command{
 		Use:   "show SESSION",
 		Short: "Show a session",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Example: `  vfsd session show review
+  vfsd session show review --json | jq .effective_policy`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		s, err := c.Session(cmd.Context(), args[0])
 		if err != nil {
@@ -211,11 +279,13 @@ func newSessionShowCmd(g *globalFlags) *cobra.Command {
 
 func newSessionResetCmd(g *globalFlags) *cobra.Command {
 	var pf progressFlag
-	cmd := remoteCmd(g, &cobra.Command{
+	cmd := remoteCmd(g, sessionHost(&cobra.Command{
 		Use:   "reset SESSION",
 		Short: "Return a session to its start (importing its host folders again, if it has any)",
-		Args:  usageArgs(cobra.ExactArgs(1)),
-	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		Example: `  vfsd session reset review              # drop the agent's changes, take the host folders as they are now
+  vfsd session reset review --progress   # show the import's progress`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+	}, 0), func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		var r *api.ResetResponse
 		var err error
 		if pp := pf.printer(cmd); pp != nil {
@@ -243,19 +313,42 @@ func newSessionResetCmd(g *globalFlags) *cobra.Command {
 func newSessionCloseCmd(g *globalFlags) *cobra.Command {
 	var purge bool
 	cmd := remoteCmd(g, &cobra.Command{
-		Use:   "close SESSION [--purge]",
-		Short: "Close a session and remove its state (its snapshots stay unless --purge)",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Use:     "close SESSION... [--purge]",
+		Aliases: []string{"rm"},
+		Short:   "Close sessions and remove their state (their snapshots stay unless --purge)",
+		Long: `Closes each SESSION, one at a time, stopping at the first that cannot be
+closed: its mounts are unmounted and its state is removed. What was not
+applied to the host is lost; its snapshots stay (a fork or restore can bring
+it back) unless --purge, or unless the session's contract purges them
+(weakincentives). vfsd session rm is the same verb.`,
+		Example: `  vfsd session close review
+  vfsd session rm review --purge                     # its snapshots go too
+  vfsd session list -q | xargs -r vfsd session rm    # every session`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		closeFn := c.CloseSession // the session's contract decides (weakincentives purges)
 		if cmd.Flags().Changed("purge") {
 			closeFn = func(ctx context.Context, id string) error { return c.CloseSessionWith(ctx, id, purge) }
 		}
-		if err := closeFn(cmd.Context(), args[0]); err != nil {
-			return err
+		var closed []string
+		for _, id := range args {
+			if err := closeFn(cmd.Context(), id); err != nil {
+				if len(closed) > 0 {
+					return fmt.Errorf("%w (closed before it: %s)", err, strings.Join(closed, ", "))
+				}
+				return err
+			}
+			closed = append(closed, id)
 		}
-		return out.print(map[string]string{"closed": args[0]}, func(w io.Writer) {
-			fmt.Fprintf(w, "closed session %s\n", args[0])
+		if len(args) == 1 {
+			return out.print(map[string]string{"closed": args[0]}, func(w io.Writer) {
+				fmt.Fprintf(w, "closed session %s\n", args[0])
+			})
+		}
+		return out.print(map[string][]string{"closed": closed}, func(w io.Writer) {
+			for _, id := range closed {
+				fmt.Fprintf(w, "closed session %s\n", id)
+			}
 		})
 	})
 	cmd.Flags().BoolVar(&purge, "purge", false, "also delete the snapshots taken of it (those no other session needs); default: the session's contract decides (weakincentives: true; --purge=false keeps them)")
@@ -266,7 +359,9 @@ func newSessionTTLCmd(g *globalFlags) *cobra.Command {
 	return remoteCmd(g, &cobra.Command{
 		Use:   "ttl SESSION DURATION",
 		Short: `Give a session a new lifetime from now (like 2h; "never" for no expiry)`,
-		Args:  usageArgs(cobra.ExactArgs(2)),
+		Example: `  vfsd session ttl review 2h
+  vfsd session ttl review never`,
+		Args: usageArgs(cobra.ExactArgs(2)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		s, err := c.SetTTL(cmd.Context(), args[0], args[1])
 		if err != nil {
@@ -281,7 +376,9 @@ func newSessionToolsCmd(g *globalFlags) *cobra.Command {
 	cmd := remoteCmd(g, &cobra.Command{
 		Use:   "tools SESSION [--profile P]",
 		Short: "Print a session's tool definitions in a provider's JSON, and the prompt section",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Example: `  vfsd session tools review
+  vfsd session tools review --profile openai --json | jq .tools`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		tl, err := c.Tools(cmd.Context(), args[0], profile)
 		if err != nil {

@@ -17,13 +17,17 @@ func newSnapshotCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot",
 		Short: "Snapshot, list, show, restore, fork, diff and delete snapshots; collect garbage",
-		Args:  usageArgs(cobra.NoArgs),
+		Example: `  vfsd snapshot create review --label "tests pass"
+  vfsd snapshot list --session review
+  vfsd snapshot restore review 3f2a9c`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageError{fmt.Errorf("name a verb: %s", verbs(cmd))}
 		},
 	}
 	cmd.AddCommand(newSnapshotCreateCmd(g), newSnapshotListCmd(g), newSnapshotShowCmd(g), newSnapshotRestoreCmd(g),
-		newSnapshotForkCmd(g), newSnapshotDiffCmd(g), newSnapshotRmCmd(g), newSnapshotGCCmd(g))
+		newSnapshotForkCmd(g), newSnapshotDiffCmd(g), newSnapshotRmCmd(g), newSnapshotGCCmd(g),
+		newSnapshotPushCmd(g), newSnapshotRemoteCmd(g))
 	return cmd
 }
 
@@ -35,7 +39,9 @@ func newSnapshotCreateCmd(g *globalFlags) *cobra.Command {
 	cmd := remoteCmd(g, &cobra.Command{
 		Use:   "create SESSION [--label TEXT]",
 		Short: "Snapshot a session's current state",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Example: `  vfsd snapshot create review
+  vfsd snapshot create review --label "before the refactor"`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		var snap *api.Snapshot
 		var err error
@@ -62,7 +68,9 @@ func newSnapshotListCmd(g *globalFlags) *cobra.Command {
 	cmd := remoteCmd(g, &cobra.Command{
 		Use:   "list [--session SESSION]",
 		Short: "List snapshots, newest first",
-		Args:  usageArgs(cobra.NoArgs),
+		Example: `  vfsd snapshot list
+  vfsd snapshot list --session review --json | jq -r '.snapshots[0].id'`,
+		Args: usageArgs(cobra.NoArgs),
 	}, func(cmd *cobra.Command, _ []string, c *client.Client, out *output) error {
 		list, err := c.Snapshots(cmd.Context(), session)
 		if err != nil {
@@ -95,9 +103,10 @@ func orDash(s string) string {
 
 func newSnapshotShowCmd(g *globalFlags) *cobra.Command {
 	return remoteCmd(g, &cobra.Command{
-		Use:   "show SNAPSHOT",
-		Short: "Show a snapshot (by ID or unique prefix)",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Use:     "show SNAPSHOT",
+		Short:   "Show a snapshot (by ID or unique prefix)",
+		Example: `  vfsd snapshot show 3f2a9c`,
+		Args:    usageArgs(cobra.ExactArgs(1)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		s, err := c.Snapshot(cmd.Context(), args[0])
 		if err != nil {
@@ -113,9 +122,10 @@ func newSnapshotShowCmd(g *globalFlags) *cobra.Command {
 
 func newSnapshotRestoreCmd(g *globalFlags) *cobra.Command {
 	return remoteCmd(g, &cobra.Command{
-		Use:   "restore SESSION SNAPSHOT",
-		Short: "Return a session to a snapshot (its changes since are dropped)",
-		Args:  usageArgs(cobra.ExactArgs(2)),
+		Use:     "restore SESSION SNAPSHOT",
+		Short:   "Return a session to a snapshot (its changes since are dropped)",
+		Example: `  vfsd snapshot restore review 3f2a9c`,
+		Args:    usageArgs(cobra.ExactArgs(2)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		s, err := c.Restore(cmd.Context(), args[0], args[1])
 		if err != nil {
@@ -135,6 +145,8 @@ func newSnapshotForkCmd(g *globalFlags) *cobra.Command {
 	cmd := remoteCmd(g, &cobra.Command{
 		Use:   "fork (SNAPSHOT | --session SESSION) [--id ID] [--policy P | --policy-file F] [--ttl D]",
 		Short: "Create a session from a snapshot, or from a live session's current state",
+		Example: `  vfsd snapshot fork 3f2a9c --id try-2
+  vfsd snapshot fork --session review --id review-b --ttl 2h`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if session != "" {
 				return usageArgs(cobra.NoArgs)(cmd, args)
@@ -169,6 +181,9 @@ func newSnapshotDiffCmd(g *globalFlags) *cobra.Command {
 	cmd := remoteCmd(g, &cobra.Command{
 		Use:   "diff (FROM TO | --session SESSION [--from REF] [--to REF]) [--stat]",
 		Short: "Show what differs between two snapshots or sessions, as a unified diff",
+		Example: `  vfsd snapshot diff --session review --from import    # what apply would write (also: vfsd diff review)
+  vfsd snapshot diff 3f2a9c 8be01d --stat
+  vfsd snapshot diff 3f2a9c session:review`,
 		Long: `Prints a unified diff (--stat: one line per path; --json: the daemon's JSON).
 
 vfsd snapshot diff FROM TO compares two states, each a snapshot ID (or unique
@@ -188,40 +203,11 @@ live — what the agent changed.`,
 			return usageArgs(cobra.ExactArgs(2))(cmd, args)
 		},
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
-		q := client.DiffQuery{From: from, To: to, Text: out.json}
+		q := client.DiffQuery{From: from, To: to}
 		if session == "" {
 			q.From, q.To = args[0], args[1]
 		}
-		if out.json || stat {
-			var d *api.Diff
-			var err error
-			if session != "" {
-				d, err = c.SessionDiff(cmd.Context(), session, q)
-			} else {
-				d, err = c.Diff(cmd.Context(), q)
-			}
-			if err != nil {
-				return err
-			}
-			return out.print(d, func(w io.Writer) {
-				for _, e := range d.Entries {
-					fmt.Fprintf(w, "%-8s %-7s %s\n", e.Change, e.Kind, textdiff.QuotePath(e.Path))
-				}
-				fmt.Fprintf(w, "%d added, %d modified, %d deleted\n", d.Added, d.Modified, d.Deleted)
-			})
-		}
-		var text string
-		var err error
-		if session != "" {
-			text, err = c.SessionDiffText(cmd.Context(), session, q)
-		} else {
-			text, err = c.DiffText(cmd.Context(), q)
-		}
-		if err != nil {
-			return err
-		}
-		_, err = io.WriteString(cmd.OutOrStdout(), text)
-		return err
+		return printDiff(cmd, c, out, session, q, stat)
 	})
 	cmd.Flags().StringVar(&session, "session", "", "compare two states of this session")
 	cmd.Flags().StringVar(&from, "from", "", "with --session: base, import, live or a snapshot (default base)")
@@ -230,11 +216,48 @@ live — what the agent changed.`,
 	return cmd
 }
 
+// printDiff prints the diff q of session (or, with session "", of two
+// global states): unified, --stat's one line per path, or --json's JSON.
+func printDiff(cmd *cobra.Command, c *client.Client, out *output, session string, q client.DiffQuery, stat bool) error {
+	q.Text = out.json
+	if out.json || stat {
+		var d *api.Diff
+		var err error
+		if session != "" {
+			d, err = c.SessionDiff(cmd.Context(), session, q)
+		} else {
+			d, err = c.Diff(cmd.Context(), q)
+		}
+		if err != nil {
+			return err
+		}
+		return out.print(d, func(w io.Writer) {
+			for _, e := range d.Entries {
+				fmt.Fprintf(w, "%-8s %-7s %s\n", e.Change, e.Kind, textdiff.QuotePath(e.Path))
+			}
+			fmt.Fprintf(w, "%d added, %d modified, %d deleted\n", d.Added, d.Modified, d.Deleted)
+		})
+	}
+	var text string
+	var err error
+	if session != "" {
+		text, err = c.SessionDiffText(cmd.Context(), session, q)
+	} else {
+		text, err = c.DiffText(cmd.Context(), q)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(cmd.OutOrStdout(), text)
+	return err
+}
+
 func newSnapshotGCCmd(g *globalFlags) *cobra.Command {
 	return remoteCmd(g, &cobra.Command{
-		Use:   "gc",
-		Short: "Delete the stored content no snapshot or session references",
-		Args:  usageArgs(cobra.NoArgs),
+		Use:     "gc",
+		Short:   "Delete the stored content no snapshot or session references",
+		Example: `  vfsd snapshot rm 3f2a9c && vfsd snapshot gc`,
+		Args:    usageArgs(cobra.NoArgs),
 	}, func(cmd *cobra.Command, _ []string, c *client.Client, out *output) error {
 		r, err := c.GC(cmd.Context())
 		if err != nil {
@@ -255,6 +278,8 @@ func newSnapshotRmCmd(g *globalFlags) *cobra.Command {
 	cmd := remoteCmd(g, &cobra.Command{
 		Use:   "rm SNAPSHOT... [--session SESSION]",
 		Short: "Delete snapshots (vfsd snapshot gc then reclaims their content)",
+		Example: `  vfsd snapshot rm 3f2a9c 8be01d
+  vfsd snapshot rm 3f2a9c && vfsd snapshot gc`,
 		Long: `Deletes snapshots by ID or unique prefix, one at a time, stopping at the first
 that cannot go. A snapshot a live session started from, or its import
 snapshot, is refused (conflict) until that session closes. With --session, the

@@ -28,11 +28,12 @@ var errNotOK = errors.New("the tool call did not succeed (see the receipt's stat
 
 func newToolCmd(g *globalFlags) *cobra.Command {
 	var (
-		dir, params, preset, contractName string
-		dryRun, text                      bool
+		dir, params, oldParams string
+		preset, contractName   string
+		dryRun, text           bool
 	)
 	cmd := &cobra.Command{
-		Use:   "tool SESSION NAME [--json PARAMS] | tool --dir DIR NAME [--json PARAMS]",
+		Use:   "tool SESSION NAME [--params PARAMS] | tool --dir DIR NAME [--params PARAMS]",
 		Short: "Run one agent tool on a daemon's session, or on a plain directory",
 		Long: `Runs the tool NAME with the JSON parameters PARAMS (inline, - for stdin, or
 @FILE) and prints the receipt as JSON (--text: the receipt's rendering for a
@@ -49,7 +50,16 @@ vfsd tool --dir DIR NAME needs no daemon: it stages DIR into a throwaway
 session, runs the tool, and — when the call succeeds and changed something —
 applies the session's changes back to DIR (a file changed in DIR meanwhile is a
 conflict and left alone). With --contract C, NAME and PARAMS are the
-contract's, and its result is printed.`,
+contract's, and its result is printed.
+
+(--params was called --json before; --json PARAMS still works and warns. In
+every other verb --json asks for JSON output, which is what vfsd tool prints
+already.)`,
+		Example: `  vfsd tool review read_file --params '{"path":"main.go"}'
+  vfsd tool review edit_file --params @edit.json
+  echo '{"pattern":"TODO"}' | vfsd tool review grep --params -
+  vfsd tool review list_directory --text                # the receipt as a model reads it
+  vfsd tool --dir . edit_file --params '{"path":"a.txt","old_string":"x","new_string":"y"}'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if dir != "" {
 				return usageArgs(cobra.ExactArgs(1))(cmd, args)
@@ -60,6 +70,12 @@ contract's, and its result is printed.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("json") {
+				if cmd.Flags().Changed("params") {
+					return usageError{errors.New("give the parameters once, with --params (--json is its old name)")}
+				}
+				params = oldParams
+			}
 			p, err := readParams(params, cmd.InOrStdin())
 			if err != nil {
 				return err
@@ -80,7 +96,9 @@ contract's, and its result is printed.`,
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "work on this plain directory instead of a daemon's session")
-	cmd.Flags().StringVar(&params, "json", "{}", "the tool's parameters: a JSON object, - for stdin, or @FILE")
+	cmd.Flags().StringVar(&params, "params", "{}", "the tool's parameters: a JSON object, - for stdin, or @FILE")
+	cmd.Flags().StringVar(&oldParams, "json", "{}", "the old name of --params")
+	deprecateFlag(cmd, "json", "--params")
 	cmd.Flags().StringVar(&preset, "policy", "default", "with --dir: policy preset: "+fmt.Sprint(policy.Presets()))
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "with --dir: run the tool but apply nothing back to DIR")
 	cmd.Flags().BoolVar(&text, "text", false, "with SESSION: print the receipt's text rendering for a model instead of its JSON")
@@ -90,11 +108,11 @@ contract's, and its result is printed.`,
 
 // callOnSession runs one tool call on a daemon's session.
 func callOnSession(cmd *cobra.Command, g *globalFlags, session, name string, params json.RawMessage, text bool, contractName string) error {
-	c, err := g.client()
+	c, stop, err := connect(cmd, g, []string{session})
 	if err != nil {
-		return usageError{err}
+		return err
 	}
-	defer c.Close()
+	defer stop()
 	var r *client.Receipt
 	if contractName != "" {
 		r, err = c.CallToolAs(cmd.Context(), session, contractName, name, params)
@@ -125,6 +143,8 @@ func newApplyPatchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "apply-patch [--dir DIR] [--dry-run] < PATCH",
 		Short: "Apply a V4A patch (Codex's apply_patch format) to a plain directory, all or nothing",
+		Example: `  vfsd apply-patch < change.patch
+  git diff | vfsd apply-patch --dir ../copy --dry-run    # V4A patches only; this one is refused`,
 		Long: `Reads a V4A patch (*** Begin Patch ... *** End Patch) from stdin and applies
 it to DIR (default: the current directory) through a throwaway session: the
 whole patch applies or nothing changes. Prints the receipt as JSON (per-file

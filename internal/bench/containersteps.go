@@ -37,10 +37,10 @@ var containerSteps = []string{stepGitClone, stepGitStatus, stepGoBuild, stepRgRe
 // packages of goFiles files each (about 44,000 lines in all), and a
 // node_modules tree of npmPackages packages of ten files each.
 const (
-	goPackages     = 40
+	goPackages     = 40 // MountOptions.GoPackages's default
 	goFiles        = 8
 	goFuncsPerFile = 10
-	npmPackages    = 1000
+	npmPackages    = 1000 // MountOptions.NpmPackages's default
 	npmLibFiles    = 7
 	commitFiles    = 10
 	repoName       = "repo"
@@ -57,6 +57,8 @@ type containerFixture struct {
 	npmTarball string
 	goLines    int
 	npmFiles   int
+	goPkgs     int // packages of the Go module
+	npmPkgs    int // packages of node_modules
 	// skip says why the container steps cannot run, or "".
 	skip string
 }
@@ -67,16 +69,16 @@ var containerTools = []string{"git", "go", "node", "tar", "du", "rg"}
 // newContainerFixture makes the fixture under work: it writes the Go
 // module and commits it, builds it once to warm the cache, and packs the
 // node_modules tree.
-func newContainerFixture(ctx context.Context, work string) (*containerFixture, error) {
+func newContainerFixture(ctx context.Context, work string, goPkgs, npmPkgs int) (*containerFixture, error) {
 	f := &containerFixture{repo: filepath.Join(work, "origin-repo"), goCache: filepath.Join(work, "gocache"),
-		npmTarball: filepath.Join(work, "node_modules.tar")}
+		npmTarball: filepath.Join(work, "node_modules.tar"), goPkgs: goPkgs, npmPkgs: npmPkgs}
 	for _, tool := range containerTools {
 		if _, err := exec.LookPath(tool); err != nil {
 			f.skip = fmt.Sprintf("%s is not installed; the container steps run it (apt-get install git nodejs tar ripgrep, and Go)", tool)
 			return f, nil
 		}
 	}
-	lines, err := writeGoModule(f.repo)
+	lines, err := writeGoModule(f.repo, goPkgs)
 	if err != nil {
 		return nil, fmt.Errorf("go module: %w", err)
 	}
@@ -91,7 +93,7 @@ func newContainerFixture(ctx context.Context, work string) (*containerFixture, e
 		return nil, fmt.Errorf("warm the build cache: %w", err)
 	}
 	npm := filepath.Join(work, "npm-src")
-	if f.npmFiles, err = writeNodeModules(filepath.Join(npm, npmName)); err != nil {
+	if f.npmFiles, err = writeNodeModules(filepath.Join(npm, npmName), npmPkgs); err != nil {
 		return nil, fmt.Errorf("node_modules: %w", err)
 	}
 	if err := runCmd(ctx, nil, nil, "tar", "-C", npm, "-cf", f.npmTarball, npmName); err != nil {
@@ -156,7 +158,7 @@ func (w *mountWorkload) containerSteps(ctx context.Context, t *target, f *contai
 		}, check: func() error {
 			// Every file and directory: ten files and two directories a
 			// package, and node_modules itself.
-			want := fmt.Sprintf("%d\t%s\n", f.npmFiles+2*npmPackages+1, npm)
+			want := fmt.Sprintf("%d\t%s\n", f.npmFiles+2*f.npmPkgs+1, npm)
 			if du.String() != want {
 				return fmt.Errorf("du --inodes: got %q, want %q", du.String(), want)
 			}
@@ -164,16 +166,16 @@ func (w *mountWorkload) containerSteps(ctx context.Context, t *target, f *contai
 		}},
 		{name: stepRequire, prep: func() error {
 			required.Reset()
-			return os.WriteFile(script, []byte(requireScript(npm)), 0o644)
+			return os.WriteFile(script, []byte(requireScript(npm, f.npmPkgs)), 0o644)
 		}, run: func() error {
 			return runCmd(ctx, nil, &required, "node", script)
 		}, check: func() error {
-			if want := fmt.Sprintf("%d\n", npmPackages); required.String() != want {
+			if want := fmt.Sprintf("%d\n", f.npmPkgs); required.String() != want {
 				return fmt.Errorf("node required %q packages, want %q", required.String(), want)
 			}
 			return nil
 		}},
-		{name: stepGitCommit, prep: func() error { return touchGoFiles(repo, commitFiles) }, run: func() error {
+		{name: stepGitCommit, prep: func() error { return touchGoFiles(repo, commitFiles, f.goPkgs) }, run: func() error {
 			if err := git("add", "-A"); err != nil {
 				return err
 			}
@@ -195,13 +197,13 @@ func (w *mountWorkload) containerSteps(ctx context.Context, t *target, f *contai
 // describeContainer says what each container step runs.
 func (f *containerFixture) describe() map[string]string {
 	return map[string]string{
-		stepGitClone:   fmt.Sprintf("git clone -q --no-local ORIGIN T/%s (a generated Go module: %d packages, %d lines, one commit)", repoName, goPackages, f.goLines),
+		stepGitClone:   fmt.Sprintf("git clone -q --no-local ORIGIN T/%s (a generated Go module: %d packages, %d lines, one commit)", repoName, f.goPkgs, f.goLines),
 		stepGitStatus:  "git -C T/" + repoName + " status --porcelain",
 		stepGoBuild:    "go -C T/" + repoName + " build ./... (GOCACHE warm, on native disk; offline)",
 		stepRgRepo:     "rg --no-config -n '" + mountGrepExpr + "' T/" + repoName,
-		stepNpmUntar:   fmt.Sprintf("tar --no-same-owner -C T -xf node_modules.tar (%d packages, %d files)", npmPackages, f.npmFiles),
+		stepNpmUntar:   fmt.Sprintf("tar --no-same-owner -C T -xf node_modules.tar (%d packages, %d files)", f.npmPkgs, f.npmFiles),
 		stepDu:         "du -s --inodes T/" + npmName,
-		stepRequire:    fmt.Sprintf("node: require() of each of the %d packages by path (package.json main, then its lib files)", npmPackages),
+		stepRequire:    fmt.Sprintf("node: require() of each of the %d packages by path (package.json main, then its lib files)", f.npmPkgs),
 		stepGitCommit:  fmt.Sprintf("%d .go files changed (off the clock), then git add -A and git commit", commitFiles),
 		stepRmRfAgents: "rm -rf T/" + repoName + " T/" + npmName,
 	}
@@ -229,10 +231,10 @@ func runCmd(ctx context.Context, env []string, stdout *bytes.Buffer, name string
 	return nil
 }
 
-// writeGoModule writes a Go module of goPackages packages, each importing
+// writeGoModule writes a Go module of goPkgs packages, each importing
 // the one before, and a command importing the last; it returns the lines
 // written.
-func writeGoModule(dir string) (int, error) {
+func writeGoModule(dir string, goPkgs int) (int, error) {
 	lines := 0
 	write := func(rel, content string) error {
 		p := filepath.Join(dir, rel)
@@ -248,7 +250,7 @@ func writeGoModule(dir string) (int, error) {
 	if err := write("README.md", "# benchrepo\n\nGenerated by vfsd bench mount.\n"); err != nil {
 		return 0, err
 	}
-	for p := range goPackages {
+	for p := range goPkgs {
 		for f := range goFiles {
 			var b strings.Builder
 			fmt.Fprintf(&b, "// Package p%02d is generated.\npackage p%02d\n\nimport (\n\t\"fmt\"\n\t\"sort\"\n\t\"strings\"\n", p, p)
@@ -274,14 +276,14 @@ func writeGoModule(dir string) (int, error) {
 			}
 		}
 	}
-	main := fmt.Sprintf("package main\n\nimport (\n\t\"fmt\"\n\n\tlast \"example.com/benchrepo/pkg/p%02d\"\n)\n\nfunc main() { fmt.Println(last.F0_0([]string{\"a\", \"b\"})) }\n", goPackages-1)
+	main := fmt.Sprintf("package main\n\nimport (\n\t\"fmt\"\n\n\tlast \"example.com/benchrepo/pkg/p%02d\"\n)\n\nfunc main() { fmt.Println(last.F0_0([]string{\"a\", \"b\"})) }\n", goPkgs-1)
 	return lines, write("cmd/app/main.go", main)
 }
 
 // touchGoFiles appends a line to the first n .go files of the repository.
-func touchGoFiles(repo string, n int) error {
+func touchGoFiles(repo string, n, goPkgs int) error {
 	for i := range n {
-		p := filepath.Join(repo, "pkg", fmt.Sprintf("p%02d", i%goPackages), fmt.Sprintf("f%d.go", i/goPackages))
+		p := filepath.Join(repo, "pkg", fmt.Sprintf("p%02d", i%goPkgs), fmt.Sprintf("f%d.go", (i/goPkgs)%goFiles))
 		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			return err
@@ -297,12 +299,12 @@ func touchGoFiles(repo string, n int) error {
 	return nil
 }
 
-// writeNodeModules writes npmPackages packages of ten files each (a
+// writeNodeModules writes npmPkgs packages of ten files each (a
 // package.json, an index.js requiring its lib files, npmLibFiles lib files
 // and a README) under dir; it returns the files written.
-func writeNodeModules(dir string) (int, error) {
+func writeNodeModules(dir string, npmPkgs int) (int, error) {
 	files := 0
-	for p := range npmPackages {
+	for p := range npmPkgs {
 		pkg := filepath.Join(dir, fmt.Sprintf("pkg%04d", p))
 		if err := os.MkdirAll(filepath.Join(pkg, "lib"), 0o755); err != nil {
 			return 0, err
@@ -334,7 +336,7 @@ func writeNodeModules(dir string) (int, error) {
 
 // requireScript is a node program that requires every package under npm
 // by its path and prints how many it loaded.
-func requireScript(npm string) string {
+func requireScript(npm string, npmPkgs int) string {
 	return fmt.Sprintf(`'use strict';
 const path = require('path');
 let n = 0;
@@ -343,5 +345,5 @@ for (let i = 0; i < %d; i++) {
   if (m.m0.f(i)) n++;
 }
 console.log(n);
-`, npmPackages, npm)
+`, npmPkgs, npm)
 }

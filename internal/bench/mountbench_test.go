@@ -67,7 +67,7 @@ func TestMountSmoke(t *testing.T) {
 	var out, log bytes.Buffer
 	profile := filepath.Join(t.TempDir(), "prof")
 	err := Mount(context.Background(), MountOptions{Tree: tree, Dir: t.TempDir(), Repeats: 1, WriteMB: 2, Creates: 20,
-		CPUProfile: profile, Settle: -1, Log: &log}, &out)
+		CPUProfile: profile, Settle: -1, Log: &log, GoPackages: 2, NpmPackages: 20}, &out)
 	require.NoError(t, err, "progress:\n%s", log.String())
 
 	dec := json.NewDecoder(&out)

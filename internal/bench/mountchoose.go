@@ -28,10 +28,15 @@ const (
 )
 
 // OverlayBackend mounts session s of repo at dir with vfsd's kernel
-// overlay backend and returns what unmounts it (ingesting what changed).
-// It is set by the program that links the backend in; nil leaves the
-// vfsd_overlay target out.
+// overlay backend, its state in OverlayStateDir beside dir, and returns
+// what unmounts it (ingesting what changed). It is set by the program that
+// links the backend in; nil leaves the vfsd_overlay target out.
 var OverlayBackend func(ctx context.Context, repo *snapshot.Repo, s *vfs.Session, dir string) (unmount func() error, err error)
+
+// OverlayStateDir is the name of the directory beside the mount point
+// that holds an OverlayBackend mount's state: its upper directory is
+// OverlayStateDir/upper.
+const OverlayStateDir = "overlay-state"
 
 // OverlayBackendUsable, when set, says why the overlay backend cannot
 // mount here, or nil.
@@ -127,7 +132,14 @@ func (w *mountWorkload) chooseSteps(ctx context.Context, skipped map[string]stri
 	needContainer := slices.ContainsFunc(want, func(s string) bool { return slices.Contains(containerSteps, s) })
 	if needContainer {
 		fmt.Fprintf(w.opts.Log, "writing the container fixture (a Go module, a node_modules tarball) and warming the Go build cache...\n")
-		f, err := newContainerFixture(ctx, w.work)
+		goPkgs, npmPkgs := w.opts.GoPackages, w.opts.NpmPackages
+		if goPkgs <= 0 {
+			goPkgs = goPackages
+		}
+		if npmPkgs <= 0 {
+			npmPkgs = npmPackages
+		}
+		f, err := newContainerFixture(ctx, w.work, goPkgs, npmPkgs)
 		if err != nil {
 			return fmt.Errorf("container steps: %w", err)
 		}

@@ -31,6 +31,10 @@ type MountOptions struct {
 	// Steps are the steps to run, in the workload's order whatever the
 	// order given; every step when empty.
 	Steps []string
+	// GoPackages and NpmPackages size the container steps' Go module (8
+	// files of about 140 lines a package; 40 when 0) and node_modules (ten
+	// files a package; 1,000 when 0).
+	GoPackages, NpmPackages int
 	// Variants add targets: vfsd's FUSE mount with other options, for A/B
 	// comparisons of its levers.
 	Variants []MountVariant

@@ -148,7 +148,9 @@ func (w *mountWorkload) newTarget(ctx context.Context, name string, round int) (
 			return t, err
 		}
 		t.closers = append(t.closers, unmount)
-		t.dir = dirs[1]
+		// What programs write is in the upper directory until the
+		// (untimed) unmount ingests it: that is the backing file.
+		t.dir, t.backing = dirs[1], filepath.Join(root, OverlayStateDir, "upper")
 	case targetVfsd:
 		dirs, err := mkdirs("state", "mnt")
 		if err != nil {

@@ -2,6 +2,8 @@
 
 package overlay
 
+import "time"
+
 // Abandon forgets the mount without unmounting it, as a killed daemon does.
 func (m *Mount) Abandon() {
 	m.cancel()
@@ -10,3 +12,14 @@ func (m *Mount) Abandon() {
 	m.mu.Unlock()
 	m.unmountOnce.Do(func() {})
 }
+
+// SetLayerGrace sets how recently used a layer is never collected, and
+// returns what restores it.
+func SetLayerGrace(d time.Duration) func() {
+	old := layerGrace
+	layerGrace = d
+	return func() { layerGrace = old }
+}
+
+// MountedLowers is mountedLowers.
+var MountedLowers = mountedLowers

@@ -63,6 +63,9 @@ type ingester struct {
 	// firstName maps an upper inode with several names to the first name
 	// ingested.
 	firstName map[uint64]vfs.Path
+	// renamed is set once this ingest moved a node in the session: every
+	// directory is then reconciled in full.
+	renamed bool
 }
 
 // ingestLocked reads the upper directory and applies to the session what
@@ -79,6 +82,11 @@ func (m *Mount) ingestLocked(ctx context.Context) (IngestReport, error) {
 		return in.rep, fmt.Errorf("ingest the overlay's changes of session %s: %w", m.s.ID(), err)
 	}
 	err := in.apply()
+	if err == nil {
+		in.remember()
+	} else {
+		m.listed = nil // the session may hold part of the ingest: reconcile every directory next time
+	}
 	in.rep.Duration = time.Since(start)
 	m.lastIngest = in.rep
 	if err != nil {
@@ -168,6 +176,14 @@ func (in *ingester) readXattrs(e *upperEntry) error {
 		return err
 	}
 	for _, name := range names {
+		switch {
+		case name == xattrMetacopy:
+			e.metacopy = true // its presence is what counts
+			continue
+		case name != xattrRedirect && name != xattrOpaque && strings.HasPrefix(name, xattrPrefix) &&
+			!strings.HasPrefix(name, xattrEscape):
+			continue // the overlay's own (origin, impure, ...): not needed
+		}
 		v, err := getXattr(e.fsPath, name)
 		if err != nil {
 			if errors.Is(err, unix.ENODATA) {
@@ -180,8 +196,6 @@ func (in *ingester) readXattrs(e *upperEntry) error {
 			e.redirect = string(v)
 		case xattrOpaque:
 			e.opaque = string(v) == "y"
-		case xattrMetacopy:
-			e.metacopy = true
 		default:
 			if sn, ok := sessionXattrName(name); ok {
 				if e.xattrs == nil {
@@ -268,6 +282,7 @@ func (in *ingester) rename(e *upperEntry) error {
 	if err := in.m.s.Rename(in.ctx, src, e.p, vfs.RenameOptions{CreateParents: true}); err != nil {
 		return err
 	}
+	in.renamed = true // the last listings may no longer describe the session's directories
 	in.changed()
 	in.moved[e.lower] = e.p
 	return nil
@@ -276,6 +291,7 @@ func (in *ingester) rename(e *upperEntry) error {
 // changed counts one session operation.
 func (in *ingester) changed() {
 	in.rep.Changes++
+	in.m.unsynced = true
 	if debug {
 		_, file, line, _ := runtime.Caller(1)
 		fmt.Fprintf(os.Stderr, "overlay ingest: change at %s:%d\n", filepath.Base(file), line)
@@ -297,9 +313,39 @@ func (in *ingester) owner(e *upperEntry) *vfs.Owner {
 	return &vfs.Owner{Uid: e.st.Uid, Gid: e.st.Gid}
 }
 
+// dirListing is what an ingest found in one upper directory: the next
+// ingest reconciles only the names whose listing changed since (see dir).
+type dirListing struct {
+	ino       uint64
+	lower     vfs.Path
+	hasLower  bool
+	opaque    bool
+	names     []string // sorted
+	whiteouts map[string]bool
+}
+
+// remember keeps the listing of every upper directory after an ingest
+// that succeeded: the session's directories hold then exactly what the
+// merged view shows.
+func (in *ingester) remember() {
+	listed := make(map[vfs.Path]*dirListing)
+	for _, e := range in.all {
+		if e.kind == vfs.KindDir {
+			listed[e.p] = &dirListing{ino: e.st.Ino, lower: e.lower, hasLower: e.hasLower, opaque: e.opaque,
+				names: e.names, whiteouts: e.whiteouts}
+		}
+	}
+	in.m.listed = listed
+}
+
 // dir makes the session's directory e.p hold exactly what the merged view
 // shows: the base directory's entries (unless opaque) and the upper ones,
-// less the whiteouts.
+// less the whiteouts. When the last ingest left the session's directory
+// matching the same upper directory, only the names that appeared in or
+// left its listing (entries and whiteouts) are looked at: the rest of the
+// directory, which can be large, is as the last ingest left it, because
+// every change a tool made since was mirrored into the merged directory
+// (and so into its listing), and a failed mirror forgets every listing.
 func (in *ingester) dir(e *upperEntry) error {
 	s := in.m.s
 	t := s.Tree()
@@ -317,6 +363,8 @@ func (in *ingester) dir(e *upperEntry) error {
 		}
 		in.changed()
 		t = s.Tree()
+	} else if prev := in.lastListing(e); prev != nil {
+		return in.dirChanges(e, prev)
 	}
 	want := map[string]bool{}
 	for _, name := range e.names {
@@ -351,6 +399,75 @@ func (in *ingester) dir(e *upperEntry) error {
 	for _, name := range fromBase {
 		if _, ok := t.Get(e.p.Join(name)); !ok {
 			if err := in.copyBase(e.lower.Join(name), e.p.Join(name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// lastListing returns the listing of e's upper directory the session's
+// directory e.p matched after the last ingest, or nil if that is not
+// known. A directory that had no upper directory then (and is not renamed
+// or opaque now) had an empty one: the session's directory was the base's.
+func (in *ingester) lastListing(e *upperEntry) *dirListing {
+	if in.m.listed == nil || in.renamed {
+		return nil
+	}
+	if prev := in.m.listed[e.p]; prev != nil {
+		if prev.ino == e.st.Ino && prev.lower == e.lower && prev.hasLower == e.hasLower && prev.opaque == e.opaque {
+			return prev
+		}
+		return nil
+	}
+	if e.hasLower && !e.opaque && e.redirect == "" && e.lower == e.p {
+		return &dirListing{ino: e.st.Ino, lower: e.lower, hasLower: true}
+	}
+	return nil
+}
+
+// dirChanges reconciles the names of directory e whose listing changed
+// since prev, the listing the last ingest reconciled. The names in the
+// upper directory now are brought over as entries of their own; every
+// other name that was in either listing is the base's entry if the merged
+// view shows it (no whiteout, a lower directory not hidden), else nothing.
+func (in *ingester) dirChanges(e *upperEntry, prev *dirListing) error {
+	now := make(map[string]bool, len(e.names))
+	for _, name := range e.names {
+		now[name] = true
+	}
+	seen := map[string]bool{}
+	var names []string
+	add := func(name string) {
+		if !now[name] && !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	for _, name := range prev.names {
+		add(name)
+	}
+	for name := range prev.whiteouts {
+		add(name)
+	}
+	for name := range e.whiteouts {
+		add(name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p, lp := e.p.Join(name), e.lower.Join(name)
+		_, has := in.m.s.Tree().Get(p)
+		shown := false
+		if e.hasLower && !e.opaque && !e.whiteouts[name] {
+			_, shown = in.base.Get(lp)
+		}
+		switch {
+		case shown && !has:
+			if err := in.copyBase(lp, p); err != nil {
+				return err
+			}
+		case !shown && has:
+			if err := in.remove(p); err != nil {
 				return err
 			}
 		}
@@ -466,9 +583,9 @@ func (in *ingester) data(e *upperEntry, n vfs.Node, ok bool, perm fs.FileMode, o
 	}
 	defer f.Close()
 	// The blob is stored without an fsync of its own: the upper file holds
-	// the content until the mount goes, and Sync and Unmount sync the
-	// store once.
-	in.m.unsynced = true
+	// the content until the mount goes, and the session's next journal sync
+	// (Sync, Unmount, the background flush) syncs the store once, before
+	// the records that name the blobs.
 	res, err := in.m.s.WriteFile(in.ctx, e.p, vfs.NewSparseReader(f, e.st.Size),
 		vfs.WriteOptions{Perm: perm, Owner: owner, DeferredBlob: true})
 	if err != nil {

@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -156,9 +158,10 @@ func writeMeta(ctx context.Context, tree vfs.Tree, dir string, def vfs.Owner) (i
 		groups = append(groups, metaJob{p: files[i].p.Parent(), group: files[i:j]})
 		i = j
 	}
+	proc := procCreds{uid: uint32(os.Geteuid()), gid: uint32(os.Getegid()), umask: processUmask()}
 	if err := parallel(ctx, groups, func(g metaJob) error {
 		for _, j := range g.group {
-			if err := writeNode(dir, j.p, j.n, def); err != nil {
+			if err := writeNode(dir, j.p, j.n, def, proc); err != nil {
 				return err
 			}
 		}
@@ -241,33 +244,30 @@ func blobRedirect(h vfs.Hash) string {
 }
 
 // writeNode creates the non-directory node n at dir/p, with its metadata.
-func writeNode(dir string, p vfs.Path, n vfs.Node, def vfs.Owner) error {
+// A regular file gets everything through the descriptor that created it
+// (no second path lookup), and only the calls that change something: it is
+// created with its mode (fchmod only where the umask or special bits need
+// it) and owned by this process (fchown only for another owner).
+func writeNode(dir string, p vfs.Path, n vfs.Node, def vfs.Owner, proc procCreds) error {
 	target := filepath.Join(dir, string(p))
 	switch n.Kind {
 	case vfs.KindFile:
-		f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if n.Size > 0 && n.Blob.IsZero() {
+			return fmt.Errorf("%s: content is not in the blob store; freeze the session first", p)
+		}
+		perm := n.UnixMode() & 0o777
+		fd, err := unix.Open(target, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, perm)
 		if err != nil {
-			return err
+			return &os.PathError{Op: "create", Path: target, Err: err}
 		}
-		if n.Size > 0 {
-			if n.Blob.IsZero() {
-				f.Close()
-				return fmt.Errorf("%s: content is not in the blob store; freeze the session first", p)
-			}
-			err = f.Truncate(n.Size)
-			if err == nil {
-				err = unix.Fsetxattr(int(f.Fd()), xattrMetacopy, nil, 0)
-			}
-			if err == nil {
-				err = unix.Fsetxattr(int(f.Fd()), xattrRedirect, []byte(blobRedirect(n.Blob)), 0)
-			}
-		}
-		if cerr := f.Close(); err == nil {
+		err = writeFile(fd, n, perm, def, proc)
+		if cerr := unix.Close(fd); err == nil && cerr != nil {
 			err = cerr
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
+		return nil
 	case vfs.KindSymlink:
 		if err := os.Symlink(n.Target, target); err != nil {
 			return err
@@ -278,6 +278,75 @@ func writeNode(dir string, p vfs.Path, n vfs.Node, def vfs.Owner) error {
 		}
 	}
 	return setMeta(target, n, def)
+}
+
+// writeFile gives the regular file fd, just created with mode perm, n's
+// size and redirect into the data-only layer, owner, extended attributes,
+// mode and times.
+func writeFile(fd int, n vfs.Node, perm uint32, def vfs.Owner, proc procCreds) error {
+	if n.Size > 0 {
+		if err := unix.Ftruncate(fd, n.Size); err != nil {
+			return fmt.Errorf("truncate: %w", err)
+		}
+		if err := unix.Fsetxattr(fd, xattrMetacopy, nil, 0); err != nil {
+			return fmt.Errorf("extended attribute %q: %w", xattrMetacopy, err)
+		}
+		if err := unix.Fsetxattr(fd, xattrRedirect, []byte(blobRedirect(n.Blob)), 0); err != nil {
+			return fmt.Errorf("extended attribute %q: %w", xattrRedirect, err)
+		}
+	}
+	uid, gid := n.Uid, n.Gid
+	if !n.HasOwner() {
+		uid, gid = def.Uid, def.Gid
+	}
+	// A new file is this process's (its directory is not set-group-ID
+	// while the layer is built); chown clears the set-ID bits, so it goes
+	// before the mode.
+	if uid != proc.uid || gid != proc.gid {
+		if err := unix.Fchown(fd, int(uid), int(gid)); err != nil {
+			return fmt.Errorf("chown: %w", err)
+		}
+	}
+	for name, value := range n.Xattrs.Map() {
+		if err := unix.Fsetxattr(fd, layerXattrName(name), value, 0); err != nil {
+			return fmt.Errorf("extended attribute %q: %w", name, err)
+		}
+	}
+	if mode := n.UnixMode() & 0o7777; mode != perm&^proc.umask {
+		if err := unix.Fchmod(fd, mode); err != nil {
+			return fmt.Errorf("chmod: %w", err)
+		}
+	}
+	ts := [2]unix.Timespec{unix.NsecToTimespec(n.Atime), unix.NsecToTimespec(n.Mtime)}
+	// futimens(2): utimensat on the descriptor itself (a NULL path).
+	if _, _, errno := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0); errno != 0 {
+		return fmt.Errorf("set times: %w", errno)
+	}
+	return nil
+}
+
+// procCreds is what the files this process creates get: its effective
+// user and group, and its umask.
+type procCreds struct {
+	uid, gid, umask uint32
+}
+
+// processUmask returns the process's umask, from /proc/self/status
+// (reading it with umask(2) would change it for a moment); all bits set
+// when unknown, so that every mode is set explicitly.
+func processUmask() uint32 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0o7777
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+			if m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+				return uint32(m)
+			}
+		}
+	}
+	return 0o7777
 }
 
 // setMeta gives target (never followed) n's owner, extended attributes,

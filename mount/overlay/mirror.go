@@ -27,10 +27,10 @@ func (m *Mount) onNotice(n vfs.Notice) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed || m.base == nil && e.Op != vfs.OpRestore {
+	if m.closed || m.base == nil && e.Op != vfs.OpRestore && e.Op != vfs.OpRewind {
 		return
 	}
-	if e.Op == vfs.OpRestore {
+	if e.Op == vfs.OpRestore || e.Op == vfs.OpRewind {
 		m.stale = true
 		ctx := context.Background()
 		if err := m.rebaseIfStale(ctx); err != nil {
@@ -45,6 +45,9 @@ func (m *Mount) onNotice(n vfs.Notice) {
 		return
 	}
 	if err := m.mirror(e); err != nil {
+		// The session and the merged directory may disagree: the next
+		// ingest reconciles every directory in full.
+		m.listed = nil
 		m.logf("overlay mount %s: apply %s of %s to the merged directory: %v", m.dir, e.Op, e.Path, err)
 	}
 }

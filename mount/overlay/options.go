@@ -21,6 +21,11 @@ type Options struct {
 	// MetaCache holds the metadata layers, one per state (MetaKey);
 	// required, shared by mounts.
 	MetaCache string
+	// MetaCacheKeep is how many layers no mount uses MetaCache keeps, the
+	// most recently used: after a mount builds a layer, the others are
+	// removed (CollectMeta). 0 means DefaultMetaCacheKeep (4); negative
+	// keeps every layer.
+	MetaCacheKeep int
 	// ReadOnly mounts without an upper directory: every change fails with
 	// EROFS.
 	ReadOnly bool

@@ -44,13 +44,17 @@ type Mount struct {
 	mu         sync.Mutex // serialises ingest, mirroring and remounts
 	base       *snapshot.Snapshot
 	meta       MetaReport
+	release    func() // lets the metadata layer mounted go (holdMeta)
 	lastIngest IngestReport
 	hashed     map[vfs.Path]fileID
-	stale      bool // the session was restored: the lower layers are not its state
-	unsynced   bool // ingest stored blobs the store has not synced yet
-	closed     bool
-	cancel     func()
-	failures   atomic.Int64
+	// listed holds the upper directories as the last ingest reconciled
+	// them (nil: unknown, reconcile every directory in full).
+	listed   map[vfs.Path]*dirListing
+	stale    bool // the session was restored: the lower layers are not its state
+	unsynced bool // ingest changed the session since its last Sync
+	closed   bool
+	cancel   func()
+	failures atomic.Int64
 
 	unmountOnce sync.Once
 	unmountErr  error
@@ -147,10 +151,16 @@ func (m *Mount) setup(ctx context.Context) error {
 // upper) or not (the upper of the state file, the mount adopted if it is
 // still there). m.mu is held.
 func (m *Mount) mountBase(ctx context.Context, snap *snapshot.Snapshot, fresh bool) error {
-	meta, err := BuildMeta(ctx, snap, m.opts.MetaCache, m.s.DefaultOwner())
+	meta, release, err := holdMeta(ctx, snap, m.opts.MetaCache, m.s.DefaultOwner())
 	if err != nil {
 		return err
 	}
+	mounted := false
+	defer func() {
+		if !mounted {
+			release()
+		}
+	}()
 	if fresh {
 		if err := os.MkdirAll(m.opts.StateDir, 0o700); err != nil {
 			return fmt.Errorf("overlay mount: %w", err)
@@ -187,9 +197,34 @@ func (m *Mount) mountBase(ctx context.Context, snap *snapshot.Snapshot, fresh bo
 			return fmt.Errorf("mount overlayfs at %s: %w (the FUSE backend works without it)", m.dir, err)
 		}
 	}
+	mounted = true
+	m.releaseMeta()
+	m.release = release
 	m.base, m.meta, m.stale = snap, meta, false
 	m.hashed = map[vfs.Path]fileID{}
+	// A fresh upper directory is empty and the session's state is the
+	// base's: every directory's last listing is empty. A recovered one is
+	// reconciled in full.
+	m.listed = nil
+	if fresh {
+		m.listed = map[vfs.Path]*dirListing{}
+	}
+	if !meta.Cached {
+		// A new layer: the cache may hold more unused ones than it keeps.
+		if _, err := CollectMeta(m.opts.MetaCache, m.opts.MetaCacheKeep); err != nil && m.opts.Logf != nil {
+			m.opts.Logf("overlay mount %s: %v", m.dir, err)
+		}
+	}
 	return nil
+}
+
+// releaseMeta lets the mounted metadata layer go (it is no longer
+// mounted). m.mu is held.
+func (m *Mount) releaseMeta() {
+	if m.release != nil {
+		m.release()
+		m.release = nil
+	}
 }
 
 // mountedHere reports whether an overlay with this mount's upper directory
@@ -265,12 +300,16 @@ func (m *Mount) Ingest(ctx context.Context) (IngestReport, error) {
 	return m.ingestLocked(ctx)
 }
 
-// Sync makes the session hold everything the mount acknowledged: it
-// ingests, and makes the blobs it stored durable. Snapshots, diffs,
-// applies and tool calls call it first. Content programs write reaches the
-// upper directory through the page cache, so what a write(2) returned is
-// seen without flushing the overlay; programs that need it on disk fsync,
-// as anywhere.
+// Sync makes the session hold everything the mount acknowledged, durably:
+// it ingests, then syncs the session's journal, which syncs the blobs the
+// ingest stored first (vfs.WriteOptions.DeferredBlob), so the ingested
+// changes are on disk when Sync returns. Snapshots, diffs, applies and
+// tool calls call it first. Content programs write reaches the upper
+// directory through the page cache, so what a write(2) returned is seen
+// without flushing the overlay; programs that need it on disk fsync, as
+// anywhere. Ingest alone syncs nothing: its changes are durable within the
+// session's FlushInterval, and until then the upper directory, which only
+// Unmount removes (after its own Sync), still holds them.
 func (m *Mount) Sync(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -286,13 +325,17 @@ func (m *Mount) Sync(ctx context.Context) error {
 	return m.syncStoreLocked(ctx)
 }
 
-// syncStoreLocked makes the blobs ingest stored durable. m.mu is held.
+// syncStoreLocked makes what ingest changed durable: the blobs it stored,
+// then the journal records naming them. m.mu is held.
 func (m *Mount) syncStoreLocked(ctx context.Context) error {
 	if !m.unsynced {
 		return nil
 	}
-	if err := m.repo.Blobs().Sync(ctx); err != nil {
-		return fmt.Errorf("overlay mount %s: sync the blobs ingested: %w", m.dir, err)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := m.s.Sync(); err != nil {
+		return fmt.Errorf("overlay mount %s: make the ingested changes durable: %w", m.dir, err)
 	}
 	m.unsynced = false
 	return nil
@@ -322,6 +365,9 @@ func (m *Mount) Unmount() error {
 		if uerr != nil {
 			uerr = unix.Unmount(m.dir, unix.MNT_DETACH)
 		}
+		if uerr == nil {
+			m.releaseMeta()
+		}
 		if err == nil && uerr == nil {
 			err = os.RemoveAll(m.opts.StateDir)
 		}
@@ -344,6 +390,7 @@ func (m *Mount) Detach() error {
 	if err := unix.Unmount(m.dir, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
 		return fmt.Errorf("unmount %s: %w", m.dir, err)
 	}
+	m.releaseMeta()
 	return nil
 }
 

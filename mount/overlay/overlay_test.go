@@ -279,3 +279,164 @@ func TestReadOnlyMount(t *testing.T) {
 	require.ErrorIs(t, os.WriteFile(filepath.Join(dir, "b.txt"), nil, 0o644), syscall.EROFS)
 	require.NoError(t, m.Sync(context.Background()))
 }
+
+// TestIngestAfterIngest changes the mount between ingests in the ways that
+// the incremental reconciliation of directories (only the names whose
+// upper listing changed) must follow, and checks after each that the
+// session is exactly what the mount shows.
+func TestIngestAfterIngest(t *testing.T) {
+	requireOverlay(t)
+	e := newEnv(t)
+	for _, p := range []string{"d/a", "d/b", "d/c", "d2/x", "d2/y", "d3/k/l", "d3/m", "top"} {
+		e.write(t, p, "base "+p)
+	}
+	m := e.mount(t)
+	ctx := context.Background()
+	at := func(p string) string { return filepath.Join(m.Dir(), p) }
+	steps := []struct {
+		name string
+		do   func(t *testing.T)
+	}{
+		{"create a temporary file", func(t *testing.T) {
+			require.NoError(t, os.WriteFile(at("d/tmp"), []byte("t"), 0o644))
+		}},
+		{"remove it (no whiteout)", func(t *testing.T) { require.NoError(t, os.Remove(at("d/tmp"))) }},
+		{"remove a base file (whiteout)", func(t *testing.T) { require.NoError(t, os.Remove(at("d/b"))) }},
+		{"create it again", func(t *testing.T) {
+			require.NoError(t, os.WriteFile(at("d/b"), []byte("b again"), 0o600))
+		}},
+		{"rename a file within a directory", func(t *testing.T) { require.NoError(t, os.Rename(at("d/c"), at("d/c2"))) }},
+		{"replace a base directory", func(t *testing.T) {
+			require.NoError(t, os.RemoveAll(at("d2")))
+			require.NoError(t, os.Mkdir(at("d2"), 0o755))
+			require.NoError(t, os.WriteFile(at("d2/z"), []byte("z"), 0o644))
+		}},
+		{"tool changes, then the kernel's", func(t *testing.T) {
+			e.write(t, "d/tool", "from a tool")
+			require.NoError(t, e.s.Remove(ctx, "d/a", vfs.RemoveOptions{}))
+			require.NoError(t, m.Sync(ctx))
+			require.NoError(t, os.Remove(at("d/tool")))
+			require.NoError(t, os.WriteFile(at("d/a"), []byte("a from the mount"), 0o644))
+		}},
+		{"rename a base directory", func(t *testing.T) { require.NoError(t, os.Rename(at("d3"), at("d4"))) }},
+		{"change inside the renamed directory", func(t *testing.T) {
+			require.NoError(t, os.Remove(at("d4/m")))
+			require.NoError(t, os.WriteFile(at("d4/k/new"), []byte("n"), 0o644))
+		}},
+		{"rename it back", func(t *testing.T) { require.NoError(t, os.Rename(at("d4"), at("d3"))) }},
+		{"nested new directories", func(t *testing.T) {
+			require.NoError(t, os.MkdirAll(at("n/o/p"), 0o755))
+			require.NoError(t, os.WriteFile(at("n/o/p/q"), []byte("q"), 0o644))
+		}},
+		{"remove them", func(t *testing.T) { require.NoError(t, os.RemoveAll(at("n"))) }},
+		{"remove a directory of the base and create a file in its place", func(t *testing.T) {
+			require.NoError(t, os.RemoveAll(at("d2")))
+			require.NoError(t, os.WriteFile(at("d2"), []byte("now a file"), 0o644))
+		}},
+		{"nothing", func(t *testing.T) {}},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			st.do(t)
+			requireSame(t, e, m)
+		})
+	}
+	require.Zero(t, m.MirrorFailures())
+}
+
+// TestMetaLayerKeepsEveryMode mounts files whose metadata the layer's
+// build sets in different ways (default owner or not, modes the umask
+// would cut, set-ID bits that chown clears, empty files, xattrs) and
+// checks that the mount shows them as the session has them.
+func TestMetaLayerKeepsEveryMode(t *testing.T) {
+	requireOverlay(t)
+	e := newEnv(t)
+	ctx := context.Background()
+	files := []struct {
+		path     string
+		content  string
+		mode     os.FileMode
+		uid, gid uint32
+		xattr    string
+	}{
+		{path: "plain", content: "p", mode: 0o644},
+		{path: "private", content: "p", mode: 0o600},
+		{path: "open", content: "o", mode: 0o777},
+		{path: "none", content: "n", mode: 0},
+		{path: "empty", mode: 0o640},
+		{path: "setuid", content: "s", mode: 0o4755 | os.ModeSetuid, uid: 1234, gid: 5678},
+		{path: "setgid", content: "s", mode: 0o2750 | os.ModeSetgid, gid: 42},
+		{path: "sticky", content: "s", mode: 0o1777 | os.ModeSticky},
+		{path: "owned", content: "x", mode: 0o644, uid: 7, gid: 7, xattr: "user.k"},
+		{path: "d/deep", content: "d", mode: 0o444, uid: 1, gid: 2},
+	}
+	for _, f := range files {
+		e.write(t, f.path, f.content)
+		if f.uid != 0 || f.gid != 0 {
+			_, err := e.s.Chown(ctx, vfs.MustPath(f.path), f.uid, f.gid)
+			require.NoError(t, err)
+		}
+		_, err := e.s.Chmod(ctx, vfs.MustPath(f.path), f.mode)
+		require.NoError(t, err)
+		if f.xattr != "" {
+			_, err := e.s.SetXattr(ctx, vfs.MustPath(f.path), f.xattr, []byte("v"), 0)
+			require.NoError(t, err)
+		}
+	}
+	m := e.mount(t)
+	require.False(t, m.Meta().Cached)
+	for _, f := range files {
+		var st unix.Stat_t
+		require.NoError(t, unix.Lstat(filepath.Join(m.Dir(), f.path), &st))
+		n, err := e.s.Stat(ctx, vfs.MustPath(f.path))
+		require.NoError(t, err)
+		require.Equal(t, n.UnixMode(), st.Mode, f.path)
+		require.Equal(t, []uint32{n.Uid, n.Gid}, []uint32{st.Uid, st.Gid}, f.path)
+		require.Equal(t, n.Mtime, unix.TimespecToNsec(st.Mtim), f.path)
+	}
+	requireSame(t, e, m)
+}
+
+// TestMetaCacheCollectsUnusedLayers builds layers of three states, mounts
+// one, and checks that collecting keeps the mounted layer and the most
+// recently used others, up to the bound.
+func TestMetaCacheCollectsUnusedLayers(t *testing.T) {
+	requireOverlay(t)
+	defer overlay.SetLayerGrace(0)()
+	e := newEnv(t)
+	ctx := context.Background()
+	opts := e.opts()
+	e.write(t, "a.txt", "one")
+	m := e.mount(t) // holds the layer of state one
+	live := m.Meta().Dir
+	require.True(t, overlay.MountedLowers()[live], "the mounted layer is in mountinfo")
+	var built []string
+	for i, content := range []string{"two", "three"} {
+		e.write(t, "a.txt", content)
+		snap, err := e.repo.Snapshot(ctx, e.s, content)
+		require.NoError(t, err)
+		rep, err := overlay.BuildMeta(ctx, snap, opts.MetaCache, e.s.DefaultOwner())
+		require.NoError(t, err)
+		past := time.Now().Add(time.Duration(i-10) * time.Hour) // two is older than three
+		require.NoError(t, os.Chtimes(rep.Dir, past, past))
+		built = append(built, rep.Dir)
+	}
+	rep, err := overlay.CollectMeta(opts.MetaCache, 1)
+	require.NoError(t, err)
+	require.Equal(t, []string{built[0]}, rep.Removed, "the older unused layer goes")
+	require.Equal(t, 2, rep.Kept)
+	require.DirExists(t, live)
+	require.DirExists(t, built[1])
+	b, err := os.ReadFile(filepath.Join(m.Dir(), "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "three", string(b), "the mount still works (the tool's writes went through)")
+
+	require.NoError(t, m.Unmount())
+	rep, err = overlay.CollectMeta(opts.MetaCache, 1)
+	require.NoError(t, err)
+	require.Equal(t, []string{built[1]}, rep.Removed, "unmounted, the layer used last stays")
+	require.DirExists(t, live)
+	rep, err = overlay.CollectMeta(opts.MetaCache, -1)
+	require.NoError(t, err)
+	require.Empty(t, rep.Removed)
+}

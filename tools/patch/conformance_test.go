@@ -21,7 +21,7 @@ const codexSuite = "../../../shared/conformance/codex-apply-patch"
 // the expected tree is the unchanged input.
 func TestCodexConformance(t *testing.T) {
 	if _, err := os.Stat(codexSuite); err != nil {
-		t.Skipf("Codex conformance suite not found at %s (the shared checkout next to the repository): %v", codexSuite, err)
+		patchtest.MissingSuite(t, codexSuite)
 	}
 	scenarios := runScenarios(t, codexSuite, map[string]bool{
 		"015_failure_after_partial_success_leaves_changes": true,
@@ -38,7 +38,7 @@ func TestScenarios(t *testing.T) {
 // TestCodexConformanceErrors checks how the failing Codex scenarios fail.
 func TestCodexConformanceErrors(t *testing.T) {
 	if _, err := os.Stat(codexSuite); err != nil {
-		t.Skipf("Codex conformance suite not found at %s: %v", codexSuite, err)
+		patchtest.MissingSuite(t, codexSuite)
 	}
 	scenarios, err := patchtest.Load(codexSuite)
 	require.NoError(t, err)

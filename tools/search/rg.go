@@ -316,9 +316,13 @@ func rgArgs(j *job) []string {
 	return append(args, "--regexp", j.m.rg, "--")
 }
 
-// rgWaitDelay bounds how long reaping a killed rg waits for its output
-// to close.
-const rgWaitDelay = time.Second
+// rgWaitDelay bounds how long reaping rg waits for its output to close
+// once it has exited or been killed. Generous: on a loaded machine (the
+// race detector, dozens of runnable threads) the goroutine copying rg's
+// output may wait a second for a CPU, and a search that completed must
+// not fail for that; rg's process group is killed on cancel, so nothing
+// holds the pipe open longer than that.
+const rgWaitDelay = 10 * time.Second
 
 // runRG runs rg on one batch and parses its output into found.
 func runRG(ctx context.Context, rg string, j *job, local []*rgFile, batch []int, byPath map[string]int, found []fileHits) error {

@@ -219,3 +219,31 @@ func clean(p string) string {
 	}
 	return k
 }
+
+// RequireSharedEnv is the environment variable that makes a missing shared
+// suite fail the tests instead of skipping them; .ci/run sets it, since CI
+// runs with ../shared beside the repository.
+const RequireSharedEnv = "VFSD_REQUIRE_SHARED"
+
+// TB is the part of testing.TB that MissingSuite uses.
+type TB interface {
+	Helper()
+	Logf(format string, args ...any)
+	Skipf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// MissingSuite ends a test whose shared suite (Codex's scenarios, in the
+// shared checkout beside the repository) is not at dir: it skips, saying
+// plainly that the suite's scenarios did not run and how to run them, or,
+// with RequireSharedEnv=1, fails.
+func MissingSuite(t TB, dir string) {
+	t.Helper()
+	msg := fmt.Sprintf("NOT RUN: the Codex apply-patch conformance suite (23 scenarios) is not at %s; "+
+		"put the shared checkout beside the repository (../shared) to run it", dir)
+	if os.Getenv(RequireSharedEnv) == "1" {
+		t.Fatalf("%s (%s=1 requires it)", msg, RequireSharedEnv)
+		return
+	}
+	t.Skipf("%s; %s=1 turns this skip into a failure", msg, RequireSharedEnv)
+}

@@ -1,0 +1,41 @@
+package api
+
+// PushReport answers POST /v1/snapshots/{snap}/push: what uploading a
+// snapshot to the daemon's remote did.
+type PushReport struct {
+	Snapshot      string  `json:"snapshot"`
+	Blobs         int     `json:"blobs"`          // blobs the snapshot needs
+	Records       int     `json:"records"`        // records it needs: its own and those holding its manifests
+	Uploaded      int     `json:"uploaded"`       // objects sent now
+	UploadedBlobs int     `json:"uploaded_blobs"` // blobs among them
+	UploadedBytes int64   `json:"uploaded_bytes"`
+	Present       int     `json:"present"` // objects the remote had already
+	DurationMs    float64 `json:"duration_ms"`
+}
+
+// RemoteStatus answers GET /v1/remote: the daemon's remote, its pushes and
+// its local cache of fetched blobs.
+type RemoteStatus struct {
+	URL        string   `json:"url,omitempty"` // "" when the daemon has no remote
+	Pending    []string `json:"pending"`       // snapshots waiting to be pushed
+	LastPush   string   `json:"last_push,omitempty"`
+	LastError  string   `json:"last_error,omitempty"`
+	CacheBlobs int      `json:"cache_blobs"` // fetched blobs kept locally
+	CacheBytes int64    `json:"cache_bytes"`
+	CacheLimit int64    `json:"cache_limit"`
+	Fetched    int64    `json:"fetched"`  // objects fetched since the daemon started
+	Uploaded   int64    `json:"uploaded"` // objects uploaded since the daemon started
+}
+
+// RemoteGCReport answers POST /v1/remote/gc: what a garbage collection of
+// the shared remote did.
+type RemoteGCReport struct {
+	Snapshots    int     `json:"snapshots"` // snapshot records in the remote (never deleted by GC)
+	Marked       int     `json:"marked"`    // blobs they reference
+	Scanned      int     `json:"scanned"`   // blobs in the remote
+	Deleted      int     `json:"deleted"`
+	DeletedBytes int64   `json:"deleted_bytes"`
+	Young        int     `json:"young"` // unreferenced but within the grace period: kept
+	GraceS       float64 `json:"grace_s"`
+	DurationMs   float64 `json:"duration_ms"`
+}

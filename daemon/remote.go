@@ -1,0 +1,146 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/snapshot"
+	"github.com/vfsd/vfsd/snapshot/s3store"
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// linkRemote opens Config.Remote, if set, and links the repository to it:
+// snapshots are pushed to it after they are taken, and snapshots, manifests
+// and blobs missing locally are fetched from it (see snapshot.SetRemote).
+// The remote's push queue and cache list live in DataDir/remote.
+func (d *Daemon) linkRemote(ctx context.Context) error {
+	if d.cfg.Remote == "" {
+		return nil
+	}
+	cfg, err := s3store.ParseURL(d.cfg.Remote)
+	if err != nil {
+		return fmt.Errorf("--remote: %w", err)
+	}
+	cfg.TempDir = filepath.Join(d.cfg.DataDir, "store", "tmp")
+	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	remote, err := s3store.Open(octx, cfg)
+	if err != nil {
+		return fmt.Errorf("--remote: %w", err)
+	}
+	d.remoteURL = cfg.String()
+	return d.repo.SetRemote(remote, snapshot.RemoteOptions{
+		CacheBytes: d.cfg.RemoteCacheBytes,
+		Grace:      d.cfg.RemoteGrace,
+		StateDir:   filepath.Join(d.cfg.DataDir, "remote"),
+		Logger:     d.log,
+	})
+}
+
+// afterSnapshot queues a new snapshot for a background push when the
+// daemon has a remote: the snapshot's caller does not wait for the remote.
+func (d *Daemon) afterSnapshot(snap *snapshot.Snapshot) {
+	if d.repo.Remote() == nil {
+		return
+	}
+	if err := d.repo.QueuePush(snap.ID); err != nil {
+		d.log.Warn("remote: could not queue the push", "snapshot", snap.ID, "err", err)
+	}
+}
+
+// afterFork prefetches, in the background, the blobs of the snapshot a new
+// session starts from that are not local yet.
+func (d *Daemon) afterFork(base string) {
+	if d.repo.Remote() == nil || base == "" {
+		return
+	}
+	d.bgMu.Lock()
+	defer d.bgMu.Unlock()
+	select {
+	case <-d.stopping:
+		return
+	default:
+	}
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			select {
+			case <-d.stopping:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		n, err := d.repo.Prefetch(ctx, base)
+		if err != nil && ctx.Err() == nil {
+			d.log.Warn("remote: prefetch stopped; the rest is fetched on first read", "snapshot", base, "fetched", n, "err", err)
+			return
+		}
+		d.log.Debug("remote: prefetched", "snapshot", base, "blobs", n)
+	}()
+}
+
+// remoteErr turns a failure of the remote into an unavailable error.
+func (d *Daemon) remoteErr(err error) error {
+	if err != nil && d.repo.Remote() != nil && vfs.CodeOf(err) == vfs.CodeIO {
+		return apiErr(api.CodeUnavailable, "%v", err)
+	}
+	return err
+}
+
+func (d *Daemon) handlePush(w http.ResponseWriter, r *http.Request) error {
+	if d.repo.Remote() == nil {
+		return apiErr(api.CodeUnavailable, "this daemon has no remote; start vfsd serve with --remote s3://BUCKET/PREFIX?endpoint=HOST:PORT")
+	}
+	snap, err := d.snapshotByRef(r.Context(), r.PathValue("snap"))
+	if err != nil {
+		return err
+	}
+	rep, err := d.repo.Push(r.Context(), snap.ID)
+	if err != nil {
+		return apiErr(api.CodeUnavailable, "%v; what was uploaded stays, so pushing again sends only the rest", err)
+	}
+	writeJSON(w, http.StatusOK, api.PushReport{Snapshot: rep.Snapshot, Blobs: rep.Blobs, Records: rep.Records,
+		Uploaded: rep.Uploaded, UploadedBlobs: rep.UploadedBlobs, UploadedBytes: rep.UploadedBytes,
+		Present: rep.Present, DurationMs: float64(rep.Duration.Microseconds()) / 1000})
+	return nil
+}
+
+func (d *Daemon) handleRemoteStatus(w http.ResponseWriter, r *http.Request) error {
+	out := api.RemoteStatus{URL: d.remoteURL, Pending: []string{}}
+	if d.repo.Remote() != nil {
+		st, cs := d.repo.PushStatus(), d.repo.RemoteCache()
+		out.Pending, out.LastPush, out.LastError = st.Pending, st.LastPush, st.LastError
+		out.CacheBlobs, out.CacheBytes, out.CacheLimit = cs.Blobs, cs.Bytes, cs.Limit
+		out.Fetched, out.Uploaded = cs.Fetched, cs.Uploaded
+	}
+	if out.Pending == nil {
+		out.Pending = []string{}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (d *Daemon) handleRemoteGC(w http.ResponseWriter, r *http.Request) error {
+	if d.repo.Remote() == nil {
+		return apiErr(api.CodeUnavailable, "this daemon has no remote; start vfsd serve with --remote s3://BUCKET/PREFIX?endpoint=HOST:PORT")
+	}
+	rep, err := d.repo.RemoteGC(r.Context())
+	if errors.Is(err, vfs.ErrInvalid) {
+		return apiErr(api.CodeInvalidInput, "%v", err)
+	}
+	if err != nil {
+		return apiErr(api.CodeUnavailable, "remote garbage collection: %v; nothing was deleted past what the report of a rerun shows", err)
+	}
+	writeJSON(w, http.StatusOK, api.RemoteGCReport{Snapshots: rep.Snapshots, Marked: rep.Marked, Scanned: rep.Scanned,
+		Deleted: rep.Deleted, DeletedBytes: rep.DeletedBytes, Young: rep.Young, GraceS: rep.Grace.Seconds(),
+		DurationMs: float64(rep.Duration.Microseconds()) / 1000})
+	return nil
+}

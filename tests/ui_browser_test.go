@@ -1,0 +1,158 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/client"
+)
+
+// TestUIBrowser drives the review page in a real browser (Debian's
+// chromium, headless, over the DevTools protocol) against a running
+// `vfsd serve --listen`: sign in with the URL `vfsd ui` prints, see the
+// session list, open a session, see its timeline and diff (a file named
+// like an XSS payload, with </script> in it, shown as text), open a
+// call's diff, take a snapshot, preview an apply and apply, and close the
+// session — each effect checked through the API and the host folder.
+// Screenshots go to the test's artifact directory (go test -artifacts
+// -outputdir DIR keeps them).
+func TestUIBrowser(t *testing.T) {
+	chrome := chromiumPath()
+	if chrome == "" {
+		t.Skip("chromium is not installed (apt-get install chromium); the review page's browser test needs it")
+	}
+	began := time.Now()
+	evil := `<img src=x onerror=alert(1)>`
+	root := t.TempDir()
+	write := func(name, content string) {
+		require.NoError(t, os.WriteFile(filepath.Join(root, name), []byte(content), 0o644))
+	}
+	write("main.go", "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n")
+	write(evil, "x</script><script>alert(2)</script>\n")
+	write("notes.txt", "keep\n")
+
+	dataDir, socket := newDaemonDirs(t)
+	d := startDaemon(t, dataDir, socket, "--allow-root", root, "--listen", "127.0.0.1:0")
+	c := d.client()
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	_, err := c.CreateSession(ctx, api.CreateSessionRequest{ID: "review", Mounts: []api.Mount{{HostPath: root, MountPath: "/"}}})
+	require.NoError(t, err)
+	tool := func(name, params string) {
+		r, err := c.CallTool(ctx, "review", name, json.RawMessage(params))
+		require.NoError(t, err)
+		require.Equal(t, "ok", r.Status, "%s: %s", name, r.JSON)
+	}
+	tool("edit_file", `{"path":"main.go","old_string":"println(\"hello\")","new_string":"println(\"hello, review\")"}`)
+	tool("edit_file", `{"path":"<img src=x onerror=alert(1)>","old_string":"x</script>","new_string":"y</script>"}`)
+	tool("write_file", `{"path":"added.txt","inline_text":"new file\n"}`)
+
+	// vfsd ui prints the one-time login URL.
+	stdout, stderr, code := d.cli(ctx, nil, "ui")
+	require.Equal(t, 0, code, stderr)
+	loginURL := strings.TrimSpace(stdout)
+	require.True(t, strings.HasPrefix(loginURL, "http://"+d.tcpAddr()+"/ui/login?code="), loginURL)
+
+	shots := t.ArtifactDir()
+	setUp := time.Since(began)
+	browserStart := time.Now()
+	b := startBrowser(t, chrome)
+	p := b.newPage(ctx, shots)
+
+	// Sign in: the login page moves on to the session list.
+	p.navigate(loginURL)
+	p.waitFor(`location.pathname === "/ui/" && document.querySelector("tr.session-row")`, "the session list")
+	require.Equal(t, "false", p.str(`document.cookie.includes("vfsd_ui")`), "the cookie is HttpOnly")
+	require.Contains(t, p.str(`document.querySelector("tr.session-row").innerText`), "review")
+	require.Contains(t, p.str(`document.querySelector("tr.session-row").innerText`), root)
+	p.screenshot("sessions")
+
+	// Open the session: its timeline and its diff against the import.
+	p.click(`a.session-link`)
+	p.waitFor(`document.querySelector("main#session") && document.querySelectorAll("li.call").length === 3`, "the session's timeline")
+	p.waitFor(`document.querySelector('article.file[data-path="main.go"] tr.chg')`, "main.go's side-by-side diff")
+	require.Equal(t, "3", p.str(`String(document.querySelectorAll("article.file").length)`))
+	require.Contains(t, p.str(`document.querySelector('article.file[data-path="main.go"] tr.chg td.r').innerText`), `println("hello, review")`)
+	require.Equal(t, `"hello, review"`, p.str(`document.querySelector('article.file[data-path="main.go"] tr.chg td.r .x').innerText`))
+	// The attacker's name and content are text: no image, no script ran.
+	evilFile := `document.querySelector('article.file[data-path="<img src=x onerror=alert(1)>"]')`
+	p.waitFor(evilFile, "the XSS-named file's diff")
+	require.Contains(t, p.str(evilFile+`.querySelector("h3").innerText`), evil)
+	require.Contains(t, p.str(evilFile+`.querySelector("tr.chg td.l").innerText`), "x</script><script>alert(2)</script>")
+	require.Equal(t, "0", p.str(`String(document.querySelectorAll("img, main script").length)`))
+	p.screenshot("session")
+
+	// A call's own diff.
+	p.click(`li.call[data-call="1"] a.call-link`)
+	p.waitFor(`document.querySelector("#diff h2").innerText.startsWith("Call #1: edit_file")`, "call #1's page")
+	p.waitFor(`document.querySelector('article.file[data-path="main.go"] tr.chg')`, "call #1's diff")
+	p.screenshot("call")
+
+	// Snapshot, from the page.
+	p.typeInto("#snap-label", "from the browser")
+	p.click("#btn-snapshot")
+	p.waitFor(`Array.from(document.querySelectorAll("li.snap")).some(li => li.innerText.includes("from the browser"))`, "the new snapshot in the timeline")
+	snaps, err := c.Snapshots(ctx, "review")
+	require.NoError(t, err)
+	require.NotEmpty(t, snaps)
+	require.Equal(t, "from the browser", snaps[0].Label)
+
+	// Apply: the dry run's preview first, and nothing written yet.
+	dry, err := c.Apply(ctx, "review", true)
+	require.NoError(t, err)
+	p.click("#btn-apply-preview")
+	p.waitFor(`!document.querySelector("#apply-preview").hidden`, "the apply preview")
+	require.Equal(t, len(dry.Applied), int(mustAtoi(t, p.str(`String(document.querySelectorAll("#apply-list li").length)`))))
+	require.Contains(t, p.str(`document.querySelector("#apply-list").innerText`), "main.go")
+	p.screenshot("apply-preview")
+	host, err := os.ReadFile(filepath.Join(root, "main.go"))
+	require.NoError(t, err)
+	require.Contains(t, string(host), `println("hello")`, "a preview writes nothing")
+	p.click("#btn-apply-confirm")
+	p.waitFor(`document.querySelector("#status") && document.querySelector("#status").innerText.startsWith("Applied")`, "the apply's report")
+	host, err = os.ReadFile(filepath.Join(root, "main.go"))
+	require.NoError(t, err)
+	require.Contains(t, string(host), `println("hello, review")`)
+	added, err := os.ReadFile(filepath.Join(root, "added.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "new file\n", string(added))
+	evilHost, err := os.ReadFile(filepath.Join(root, evil))
+	require.NoError(t, err)
+	require.Equal(t, "y</script><script>alert(2)</script>\n", string(evilHost))
+	p.waitFor(`location.search === "" && document.readyState === "complete" && document.querySelector("#diff .summary") && document.querySelector("#diff .summary").innerText === "no changes"`, "the page after the apply: nothing left to apply")
+	p.screenshot("applied")
+
+	// Close the session (a second press confirms).
+	p.click("#btn-close")
+	p.click("#btn-close-confirm")
+	p.waitFor(`location.pathname === "/ui/" && document.querySelector("p.empty")`, "the empty session list")
+	_, err = c.Session(ctx, "review")
+	require.Equal(t, api.CodeNotFound, client.Code(err))
+	p.screenshot("closed")
+
+	require.Empty(t, b.eventsNamed("Page.javascriptDialogOpening"), "an alert opened: attacker text ran as script")
+	for _, ex := range b.eventsNamed("Runtime.exceptionThrown") {
+		t.Errorf("the page threw: %s", ex.Params)
+	}
+	for _, e := range b.eventsNamed("Log.entryAdded") {
+		if strings.Contains(string(e.Params), "Content Security Policy") {
+			t.Errorf("the page broke its own CSP: %s", e.Params)
+		}
+	}
+	t.Logf("review page browser test: %s in all: %s to build and start vfsd and stage the session, %s in the browser (screenshots in %s)",
+		time.Since(began).Round(time.Millisecond), setUp.Round(time.Millisecond), time.Since(browserStart).Round(time.Millisecond), shots)
+}
+
+func mustAtoi(t *testing.T, s string) int64 {
+	var n int64
+	require.NoError(t, json.Unmarshal([]byte(s), &n))
+	return n
+}
