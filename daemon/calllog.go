@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/internal/osfile"
 	"github.com/vfsd/vfsd/tools"
 	"github.com/vfsd/vfsd/vfs"
 )
@@ -81,7 +82,7 @@ func openCallLog(ctx context.Context, path string, blobs blobPinner) (*callLog, 
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("call log: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := osfile.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("call log: %w", err)
 	}
@@ -242,7 +243,7 @@ func (l *callLog) compactLocked() error {
 		kept += l.recs[keep].len
 	}
 	tmp := l.path + ".tmp"
-	out, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	out, err := osfile.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return fmt.Errorf("call log: compact: %w", err)
 	}
@@ -251,7 +252,19 @@ func (l *callLog) compactLocked() error {
 		err = out.Sync()
 	}
 	if err == nil {
-		err = os.Rename(tmp, l.path)
+		// Closed first: Windows refuses to rename over an open file. A
+		// failed rename reopens it, leaving the log as it was.
+		_ = l.f.Close()
+		if err = os.Rename(tmp, l.path); err != nil {
+			if f, rerr := osfile.OpenFile(l.path, os.O_RDWR, 0); rerr != nil {
+				err = errors.Join(err, rerr)
+			} else if _, rerr := f.Seek(l.size, io.SeekStart); rerr != nil {
+				f.Close()
+				err = errors.Join(err, rerr)
+			} else {
+				l.f = f
+			}
+		}
 	}
 	if err != nil {
 		out.Close()
@@ -259,7 +272,6 @@ func (l *callLog) compactLocked() error {
 		return fmt.Errorf("call log: compact: %w", err)
 	}
 	_ = syncDir(filepath.Dir(l.path))
-	l.f.Close()
 	l.f = out
 	if _, err := l.f.Seek(0, io.SeekEnd); err != nil {
 		return fmt.Errorf("call log: compact: %w", err)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/vfsd/vfsd/internal/osfile"
 	"github.com/vfsd/vfsd/vfs"
 )
 
@@ -142,7 +143,7 @@ func (s *LocalStore) Open(ctx context.Context, ns Namespace, h vfs.Hash) (vfs.Bl
 	if err := s.check(ctx, op, ns); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(s.ObjectPath(ns, h))
+	f, err := osfile.Open(s.ObjectPath(ns, h))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, objectNotFound(op, ns, h)
@@ -262,7 +263,7 @@ func (s *LocalStore) Verify(ctx context.Context, ns Namespace, h vfs.Hash) error
 		return err
 	}
 	path := s.ObjectPath(ns, h)
-	f, err := os.Open(path)
+	f, err := osfile.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return objectNotFound(op, ns, h)

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/vfsd/vfsd/internal/osfile"
 	"github.com/vfsd/vfsd/vfs"
 )
 
@@ -282,7 +283,7 @@ func (s *LocalStore) createTemp(spread int) (*localTemp, error) {
 	}
 	for range 10000 {
 		name := filepath.Join(dir, "put-"+strconv.FormatUint(rand.Uint64(), 36))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o444)
+		f, err := osfile.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o444)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -360,7 +361,7 @@ func (s *LocalStore) dedup(final string, opts PutOptions) error {
 	if opts.Deferred || !localDeferOK { // without deferral every object was synced when put
 		return nil
 	}
-	f, err := os.Open(final)
+	f, err := osfile.Open(final)
 	if err != nil {
 		return fmt.Errorf("sync existing object: %w", err)
 	}

@@ -65,7 +65,7 @@ func (r *Repo) Materialize(ctx context.Context, src Source, dir string) (Materia
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) > 0 {
 		return rep, &vfs.Error{Op: "materialize", Path: dir, Code: vfs.CodeExists, Msg: "target directory is not empty; choose a new or empty directory"}
 	}
-	m := &materializer{rep: &rep, root: os.Geteuid() == 0}
+	m := &materializer{rep: &rep, root: os.Geteuid() == 0, tree: tree}
 	var dirs []vfs.Path
 	first := map[uint64]string{} // hard-linked inode → its first name written
 	err := tree.Walk(vfs.Root, func(p vfs.Path, n vfs.Node) error {
@@ -89,10 +89,11 @@ func (r *Repo) Materialize(ctx context.Context, src Source, dir string) (Materia
 			}
 			return os.Mkdir(target, 0o700)
 		case vfs.KindSymlink:
-			rep.Symlinks++
-			if err := os.Symlink(n.Target, target); err != nil {
+			made, err := m.symlink(p, target, n)
+			if err != nil || !made {
 				return err
 			}
+			rep.Symlinks++
 		case vfs.KindFile:
 			rep.Files++
 			rep.Bytes += n.Size
@@ -125,7 +126,8 @@ func (r *Repo) Materialize(ctx context.Context, src Source, dir string) (Materia
 // materializer carries one Materialize.
 type materializer struct {
 	rep  *MaterializeReport
-	root bool // the process may chown, create devices and set trusted.*
+	root bool     // the process may chown, create devices and set trusted.*
+	tree vfs.Tree // what is materialized (Windows links to directories by what they point to)
 }
 
 func (m *materializer) skip(p vfs.Path, reason string) {

@@ -18,6 +18,11 @@ const oNoFollow = unix.O_NOFOLLOW
 // devString formats a device number as major:minor.
 func devString(rdev uint64) string { return fmt.Sprintf("%d:%d", unix.Major(rdev), unix.Minor(rdev)) }
 
+// symlink creates the symlink n at target; it reports whether it did.
+func (m *materializer) symlink(p vfs.Path, target string, n vfs.Node) (bool, error) {
+	return true, os.Symlink(n.Target, target)
+}
+
 // special creates the fifo, socket or device n at target, or records why
 // not; it reports whether it created one.
 func (m *materializer) special(p vfs.Path, target string, n vfs.Node) (bool, error) {

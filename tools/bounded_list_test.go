@@ -26,9 +26,9 @@ func manyFiles() map[string]string {
 // the default preset and without caps (aos) alike (issue 11: a grep with
 // max_results 1000000 returned 180 MB).
 func TestBoundedLists(t *testing.T) {
-	files := manyFiles()
+	base := toolstest.New(t, nil, manyFiles()) // one session for both: 3000 files cost (most under Wine)
 	for _, name := range []string{policy.PresetDefault, policy.PresetAOS} {
-		e := toolstest.New(t, preset(t, name), files)
+		e := base.WithPolicy(preset(t, name))
 		limit := policy.DefaultInlineBytes
 		for _, c := range []struct {
 			name, tool string

@@ -96,6 +96,7 @@ func TestBatchSymlink(t *testing.T) {
 	blobs := vfstest.NewBlobs()
 	s, err := vfs.Create(ctx, vfstest.Options(t, blobs), vfs.Tree{}, "")
 	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() }) // Windows cannot remove the open journal
 	write(t, s, "a.txt", "A")
 	before := s.Tree().Encode()
 

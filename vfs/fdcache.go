@@ -4,6 +4,8 @@ import (
 	"container/list"
 	"os"
 	"sync"
+
+	"github.com/vfsd/vfsd/internal/osfile"
 )
 
 // fdCache bounds how many upper files keep a descriptor open at once,
@@ -39,7 +41,7 @@ func (uf *upperFile) file() (*os.File, error) {
 		upperFDs.touch(uf)
 		return uf.f, nil
 	}
-	f, err := os.OpenFile(uf.path, os.O_RDWR, 0)
+	f, err := osfile.OpenFile(uf.path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
 	}

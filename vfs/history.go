@@ -9,6 +9,8 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"github.com/vfsd/vfsd/internal/osfile"
 )
 
 // Time travel. A session's journal is its history: the tree just after
@@ -164,7 +166,7 @@ func readEvents(ctx context.Context, path string, cp checkpoint, to uint64, fn f
 	if to <= cp.seq {
 		return nil
 	}
-	f, err := openFile(path, os.O_RDONLY, 0)
+	f, err := osfile.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return fmt.Errorf("read history: %w", err)
 	}
@@ -478,7 +480,7 @@ func (s *Session) reindexHistory(events []*Event) error {
 		return fmt.Errorf("index history: %w", err)
 	}
 	path := s.journal.Path()
-	f, err := openFile(path, os.O_RDONLY, 0)
+	f, err := osfile.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return fmt.Errorf("index history: %w", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/vfsd/vfsd/internal/osfile"
 )
 
 // journalFormat names the on-disk format in every journal header.
@@ -94,7 +96,7 @@ func createJournal(path string, h JournalHeader, events []*Event, shift uint64) 
 		buf = append(buf, frame(p)...)
 	}
 	tmp := path + ".new"
-	f, err := openFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := osfile.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create journal: %w", err)
 	}
@@ -122,7 +124,7 @@ func startJournal(path string, h JournalHeader) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode journal header: %w", err)
 	}
-	f, err := openFile(path, os.O_RDWR, 0)
+	f, err := osfile.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open journal: %w", err)
 	}
@@ -148,7 +150,7 @@ func writeSync(f *os.File, b []byte) error {
 // torn header is ErrNoSession.
 func readHeader(path string) (JournalHeader, error) {
 	var h JournalHeader
-	f, err := openFile(path, os.O_RDONLY, 0)
+	f, err := osfile.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return h, fmt.Errorf("%s: %w", path, ErrNoSession)
 	}
@@ -184,7 +186,7 @@ func newJournal(path string, f *os.File, size int64, events uint64) *Journal {
 // for appending after the last whole record.
 func openJournal(path string, onHeader func(h JournalHeader, end int64) error, fn func(seq uint64, end int64, e *Event) error) (*Journal, JournalHeader, error) {
 	var h JournalHeader
-	f, err := openFile(path, os.O_RDWR, 0)
+	f, err := osfile.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, h, fmt.Errorf("open journal: %w", err)
 	}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vfsd/vfsd/internal/osfile"
 )
 
 // Access is the kind of access a policy check is about.
@@ -213,7 +215,7 @@ func PrepareDir(dir string) error {
 	if err := os.Mkdir(filepath.Join(dir, upperName), 0o700); err != nil {
 		return fmt.Errorf("prepare session dir: %w", err)
 	}
-	f, err := openFile(filepath.Join(dir, journalName), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := osfile.OpenFile(filepath.Join(dir, journalName), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("prepare session dir: %w", err)
 	}
@@ -390,12 +392,18 @@ func (s *Session) compact(restored string, tail []*Event) error {
 	hdr.Base = restored
 	hdr.InoFloor = s.inoFloor
 	hdr.SeqBase = s.restoreSeq
+	// The old journal is closed first: Windows refuses to rename a file
+	// over one that is open, whatever the open shared. Nothing was appended
+	// to it since Open read it, and Open fails if the new one is not
+	// installed.
+	if err := s.journal.Close(); err != nil {
+		return fmt.Errorf("close journal before compacting: %w", err)
+	}
 	j, err := createJournal(filepath.Join(s.opts.Dir, journalName), hdr, tail, 0)
 	if err != nil {
 		return err
 	}
 	j.beforeSync = s.syncJournal
-	s.journal.Close()
 	s.journal, s.header = j, hdr
 	s.restoreSeq = 0
 	s.restored = nil

@@ -31,8 +31,3 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
-
-// openFile is os.OpenFile (Windows opens with FILE_SHARE_DELETE too).
-func openFile(name string, flag int, perm os.FileMode) (*os.File, error) {
-	return os.OpenFile(name, flag, perm)
-}

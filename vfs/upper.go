@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/vfsd/vfsd/internal/osfile"
 )
 
 // upperFile is one file in the session's upper directory: the content of a
@@ -132,7 +134,7 @@ func (uf *upperFile) openReader() (Blob, error) {
 	if uf.closed {
 		return nil, errors.New("upper file is closed")
 	}
-	f, err := os.Open(uf.path)
+	f, err := osfile.Open(uf.path)
 	if err != nil {
 		return nil, fmt.Errorf("open upper file: %w", err)
 	}
@@ -174,7 +176,7 @@ func (s *Session) copyUp(src Blob, limit int64) (*upperFile, error) {
 	}
 	id := s.upperSeq.Add(1)
 	path := s.upperPath(id)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := osfile.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create upper file: %w", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -342,9 +341,13 @@ func TestPlanReadErrors(t *testing.T) {
 type diskFiles string
 
 func (d diskFiles) ReadFile(p string) ([]byte, error) {
-	b, err := os.ReadFile(filepath.Join(string(d), filepath.FromSlash(p)))
-	if errors.Is(err, syscall.EISDIR) {
-		return nil, fmt.Errorf("%s: %w", p, patch.ErrIsDir)
+	name := filepath.Join(string(d), filepath.FromSlash(p))
+	b, err := os.ReadFile(name)
+	if err != nil {
+		// EISDIR on Unix; Windows reads a directory with "Incorrect function".
+		if fi, serr := os.Stat(name); serr == nil && fi.IsDir() {
+			return nil, fmt.Errorf("%s: %w", p, patch.ErrIsDir)
+		}
 	}
 	return b, err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -62,6 +63,10 @@ func processGone(pid int) bool {
 // rg process behind, nor any process rg started, even one that holds its
 // output open.
 func TestGrepCancelKillsRG(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		// Under Wine /proc is the Linux host's, so the check below passes.
+		t.Skip("the fake rg is a shell script and processes are watched in /proc; on Windows the context's end terminates rg, which starts no children")
+	}
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc to watch processes in")
 	}

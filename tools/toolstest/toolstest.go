@@ -38,6 +38,10 @@ func New(t testing.TB, pol *policy.Policy, files map[string]string, opts ...func
 	dir := t.TempDir()
 	store, err := snapshot.OpenLocal(filepath.Join(dir, "store"))
 	require.NoError(t, err)
+	// Closed after the repository (cleanups run last first), before the
+	// temporary directory's removal: Windows cannot remove a directory
+	// the store holds open.
+	t.Cleanup(func() { store.Close() })
 	var tick atomic.Int64
 	clock := func() time.Time {
 		return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(tick.Add(1)) * time.Millisecond)
@@ -68,6 +72,19 @@ func New(t testing.TB, pol *policy.Policy, files map[string]string, opts ...func
 	ts, err := tools.New(s, o)
 	require.NoError(t, err)
 	return &Env{T: t, Repo: repo, S: s, Tools: ts}
+}
+
+// WithPolicy returns an Env with its own toolset under pol over the same
+// session, for tests that compare policies on one (costly) set of files.
+func (e *Env) WithPolicy(pol *policy.Policy, opts ...func(*tools.Options)) *Env {
+	e.T.Helper()
+	o := tools.Options{Policy: pol, Blobs: e.Repo.Blobs()}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	ts, err := tools.New(e.S, o)
+	require.NoError(e.T, err)
+	return &Env{T: e.T, Repo: e.Repo, S: e.S, Tools: ts}
 }
 
 // Call runs a tool with params (marshalled to JSON unless already a

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -129,4 +130,22 @@ func NewSession(t testing.TB) (*vfs.Session, *Blobs) {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s, blobs
+}
+
+// HostSymlinks reports why the host cannot make symlinks in a temporary
+// directory of t, or "" if it can: Windows creates them only with
+// Developer Mode or SeCreateSymbolicLinkPrivilege, and Wine 8's
+// CreateSymbolicLink reports success without creating anything. Tests of
+// symlinks on the host skip with this reason.
+func HostSymlinks(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink("target", link); err != nil {
+		return fmt.Sprintf("this system cannot create symlinks (%v); on Windows enable Developer Mode", err)
+	}
+	if got, err := os.Readlink(link); err != nil || got != "target" {
+		return fmt.Sprintf("symlinks created here do not read back (readlink: %q, %v); Wine's CreateSymbolicLink does nothing", got, err)
+	}
+	return ""
 }
