@@ -63,7 +63,7 @@ type Daemon struct {
 	tcpAddr string
 
 	// uiAuth holds the review page's logins (uiauth.go).
-	uiAuth uiAuth
+	uiAuth    uiAuth
 	remoteURL string // Config.Remote, normalised; "" without one
 }
 

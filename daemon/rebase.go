@@ -331,5 +331,3 @@ func (rb *rebaser) mergeFile(p vfs.Path, hn, sn vfs.Node) error {
 	}
 	return rb.b.Write(rb.ctx, p, strings.NewReader(m.Text), vfs.WriteOptions{Perm: sn.Mode.Perm()})
 }
-
-

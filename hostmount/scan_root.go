@@ -322,8 +322,10 @@ func (ci *contentImport) file(ctx context.Context, s *scanned, e *entry) error {
 	}
 	defer f.Close()
 	sn := vfs.NewSniffer(f)
-	h, size, unpin, err := ci.repo.Blobs().Put(ctx, sn, true)
+	counting, counted := ci.reading(sn)
+	h, size, unpin, err := ci.repo.Blobs().Put(ctx, counting, true)
 	if err != nil {
+		ci.unread(*counted)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -338,6 +340,6 @@ func (ci *contentImport) file(ctx context.Context, s *scanned, e *entry) error {
 			ci.im.cache.store(before, h, sn.Encoding())
 		}
 	}
-	ci.finish(s, e, imported{hash: h, size: size, enc: sn.Encoding()}, unpin, false, 0)
+	ci.finish(s, e, imported{hash: h, size: size, enc: sn.Encoding()}, unpin, false, *counted)
 	return nil
 }
