@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"path"
 	"strings"
 
 	"github.com/vfsd/vfsd/vfs"
@@ -89,48 +88,17 @@ func (t *Toolset) resolve(p vfs.Path, follow resolution) (vfs.Path, error) {
 
 // linkTarget resolves a symlink's target against its directory dir.
 func (t *Toolset) linkTarget(dir, link vfs.Path, target string) (vfs.Path, error) {
-	within := t.pol.Symlinks == policy.SymlinksWithinRoot
-	var joined string
-	if strings.HasPrefix(target, "/") {
-		if within {
+	p, escapes, err := vfs.ResolveLinkTarget(dir, target)
+	if escapes && t.pol.Symlinks == policy.SymlinksWithinRoot {
+		if strings.HasPrefix(target, "/") {
 			return "", fail(CodeForbidden, "symlink %s points to the absolute path %q, outside the workspace", link, target)
 		}
-		joined = path.Clean(target)
-	} else {
-		joined = path.Clean("/" + string(dir) + "/" + target)
-		if within && climbsAbove(string(dir), target) {
-			return "", fail(CodeForbidden, "symlink %s points to %q, outside the workspace", link, target)
-		}
+		return "", fail(CodeForbidden, "symlink %s points to %q, outside the workspace", link, target)
 	}
-	if joined == "/" {
-		return vfs.Root, nil
-	}
-	p, err := vfs.ParsePath(joined)
 	if err != nil {
 		return "", fail(CodeInvalidPath, "symlink %s has a target %q that is not a workspace path", link, target)
 	}
 	return p, nil
-}
-
-// climbsAbove reports whether target, taken relative to dir, climbs above
-// the root at any point: "../../x" from "a" does, "b/../c" does not.
-func climbsAbove(dir, target string) bool {
-	depth := 0
-	if dir != "" {
-		depth = strings.Count(dir, "/") + 1
-	}
-	for seg := range strings.SplitSeq(target, "/") {
-		switch seg {
-		case "", ".":
-		case "..":
-			if depth--; depth < 0 {
-				return true
-			}
-		default:
-			depth++
-		}
-	}
-	return false
 }
 
 // visible reports whether a listing or search shows p: the policy would let

@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -276,46 +275,14 @@ func (c *call) resolve(p vfs.Path, followLast bool) (vfs.Path, error) {
 }
 
 func (c *call) linkTarget(dir, link vfs.Path, target string) (vfs.Path, error) {
-	within := c.pol.Symlinks == policy.SymlinksWithinRoot
-	var joined string
-	if strings.HasPrefix(target, "/") {
-		if within {
-			return "", errf(ErrPolicyDeny, "symlink %s points to %q, outside the session's allow-roots", display(link), target)
-		}
-		joined = path.Clean(target)
-	} else {
-		joined = path.Clean("/" + string(dir) + "/" + target)
-		if within && climbsAbove(string(dir), target) {
-			return "", errf(ErrPolicyDeny, "symlink %s points to %q, outside the session's allow-roots", display(link), target)
-		}
+	q, escapes, err := vfs.ResolveLinkTarget(dir, target)
+	if escapes && c.pol.Symlinks == policy.SymlinksWithinRoot {
+		return "", errf(ErrPolicyDeny, "symlink %s points to %q, outside the session's allow-roots", display(link), target)
 	}
-	if joined == "/" {
-		return vfs.Root, nil
-	}
-	q, err := vfs.ParsePath(joined)
 	if err != nil {
 		return "", errf(ErrBadPath, "symlink %s has a target %q that is not a session path", display(link), target)
 	}
 	return q, nil
-}
-
-func climbsAbove(dir, target string) bool {
-	depth := 0
-	if dir != "" {
-		depth = strings.Count(dir, "/") + 1
-	}
-	for seg := range strings.SplitSeq(target, "/") {
-		switch seg {
-		case "", ".":
-		case "..":
-			if depth--; depth < 0 {
-				return true
-			}
-		default:
-			depth++
-		}
-	}
-	return false
 }
 
 // visible: a listing or walk shows p (the policy would let it be read:
