@@ -725,21 +725,30 @@ func (k *call) maxResults(capLimit int64) int {
 	return int(policy.Clamp(req, capLimit))
 }
 
-func (k *call) grep() (any, string, error) {
+// searchStart checks what grep and glob both start from: a pattern (example
+// shows one in the error), the output mode, and the base path (default ".",
+// which must exist).
+func (k *call) searchStart(example string) (mode string, base vfs.Path, err error) {
 	if k.p.Pattern == nil || *k.p.Pattern == "" {
-		return nil, "", paramErr("pattern is required: a regular expression such as \"fn \\w+\"")
+		return "", "", paramErr("pattern is required: %s", example)
 	}
-	mode, err := k.outputMode()
-	if err != nil {
-		return nil, "", err
+	if mode, err = k.outputMode(); err != nil {
+		return "", "", err
 	}
 	raw, _ := k.requirePath(".")
-	base, err := k.resolvePath(raw, false)
-	if err != nil {
-		return nil, "", err
+	if base, err = k.resolvePath(raw, false); err != nil {
+		return "", "", err
 	}
 	if _, err := k.env.Session.Stat(k.ctx, base); err != nil {
-		return nil, "", k.engineFault(err)
+		return "", "", k.engineFault(err)
+	}
+	return mode, base, nil
+}
+
+func (k *call) grep() (any, string, error) {
+	mode, base, err := k.searchStart(`a regular expression such as "fn \w+"`)
+	if err != nil {
+		return nil, "", err
 	}
 	caps := k.caps()
 	limit := k.maxResults(caps.MaxGrepResults)
@@ -814,20 +823,9 @@ func display(p vfs.Path) string {
 }
 
 func (k *call) glob() (any, string, error) {
-	if k.p.Pattern == nil || *k.p.Pattern == "" {
-		return nil, "", paramErr("pattern is required: a glob such as \"**/*.ts\"")
-	}
-	mode, err := k.outputMode()
+	mode, base, err := k.searchStart(`a glob such as "**/*.ts"`)
 	if err != nil {
 		return nil, "", err
-	}
-	raw, _ := k.requirePath(".")
-	base, err := k.resolvePath(raw, false)
-	if err != nil {
-		return nil, "", err
-	}
-	if _, err := k.env.Session.Stat(k.ctx, base); err != nil {
-		return nil, "", k.engineFault(err)
 	}
 	limit := k.maxResults(k.caps().MaxGlobResults)
 	res, err := search.Glob(k.ctx, k.env.Session.Tree(), search.GlobOptions{
