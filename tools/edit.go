@@ -72,13 +72,13 @@ func editFile(ctx context.Context, t *Toolset, p *EditFileParams) (*EditFileRece
 		return nil, err
 	}
 	if p.ExpectedVersion != nil && *p.ExpectedVersion != n.Version {
-		return nil, fail(CodeConflict, "%s is at version %d, not %d; read it again", displayPath(path), n.Version, *p.ExpectedVersion)
+		return nil, fail(CodeConflict, "%s is at version %d, not %d; read it again", path.Rel(), n.Version, *p.ExpectedVersion)
 	}
 	res, err := edit.ApplyLimited(old, edits, lim)
 	if err != nil {
-		return nil, editFailure(displayPath(path), len(edits) > 1, err)
+		return nil, editFailure(path.Rel(), len(edits) > 1, err)
 	}
-	r := &EditFileReceipt{Path: displayPath(path), Replacements: res.Replacements, DryRun: p.DryRun, Version: n.Version}
+	r := &EditFileReceipt{Path: path.Rel(), Replacements: res.Replacements, DryRun: p.DryRun, Version: n.Version}
 	for _, a := range res.Edits {
 		lines := a.Lines
 		if len(lines) > maxReceiptLines {
@@ -92,7 +92,7 @@ func editFile(ctx context.Context, t *Toolset, p *EditFileParams) (*EditFileRece
 			r.Edits[i].Lines = r.Edits[i].Lines[:min(len(r.Edits[i].Lines), 1)]
 		}
 	}
-	r.Diff = t.boundedDiff(r, displayPath(path), old, res.Content)
+	r.Diff = t.boundedDiff(r, path.Rel(), old, res.Content)
 	if !p.DryRun {
 		v := n.Version
 		w, err := t.s.WriteFile(ctx, path, strings.NewReader(res.Content), vfs.WriteOptions{Mode: vfs.WriteOverwrite, ExpectedVersion: &v})
@@ -250,19 +250,19 @@ func (t *Toolset) readText(ctx context.Context, path vfs.Path, verb string, limi
 		return "", n, err
 	}
 	if n.IsDir() {
-		return "", n, fail(CodeIsDirectory, "%s is a directory; %s a file in it", displayPath(path), verb)
+		return "", n, fail(CodeIsDirectory, "%s is a directory; %s a file in it", path.Rel(), verb)
 	}
 	if limit > 0 && n.Size > limit {
 		return "", n, &Failure{Code: CodeTooLarge,
-			Msg:     sizeMsg(displayPath(path), n.Size, limit) + " for " + verb + "_file, which holds the file in memory; write it with write_file (blob_ref), or change it through the mount",
-			Details: &Details{Path: displayPath(path), Found: n.Size, Limit: limit}}
+			Msg:     sizeMsg(path.Rel(), n.Size, limit) + " for " + verb + "_file, which holds the file in memory; write it with write_file (blob_ref), or change it through the mount",
+			Details: &Details{Path: path.Rel(), Found: n.Size, Limit: limit}}
 	}
 	data, n, err := t.s.ReadFile(ctx, path)
 	if err != nil {
 		return "", n, err
 	}
 	if isBinary(n, data) {
-		return "", n, fail(CodeInvalidInput, "%s is binary; %s works on text files (use write_file to replace it)", displayPath(path), verb)
+		return "", n, fail(CodeInvalidInput, "%s is binary; %s works on text files (use write_file to replace it)", path.Rel(), verb)
 	}
 	return string(data), n, nil
 }

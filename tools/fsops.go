@@ -21,7 +21,7 @@ type Entry struct {
 }
 
 func entryOf(p vfs.Path, n vfs.Node) Entry {
-	return Entry{Path: displayPath(p), Kind: n.Kind.String(), SizeBytes: n.Size, Target: n.Target}
+	return Entry{Path: p.Rel(), Kind: n.Kind.String(), SizeBytes: n.Size, Target: n.Target}
 }
 
 // ListDirectoryParams are list_directory's parameters.
@@ -159,12 +159,12 @@ func listDirectory(ctx context.Context, t *Toolset, p *ListDirectoryParams) (*Li
 	n, ok := tree.Get(dir)
 	switch {
 	case !ok:
-		return nil, fail(CodeNotFound, "%s does not exist; list its parent to see what does", displayPath(dir))
+		return nil, fail(CodeNotFound, "%s does not exist; list its parent to see what does", dir.Rel())
 	case !n.IsDir():
-		return nil, fail(CodeNotDirectory, "%s is a %s, not a directory; use read_file or stat", displayPath(dir), n.Kind)
+		return nil, fail(CodeNotDirectory, "%s is a %s, not a directory; use read_file or stat", dir.Rel(), n.Kind)
 	}
 	limit := int(policy.Clamp(int64(p.MaxEntries), t.pol.Caps.MaxEntries))
-	r := &ListDirectoryReceipt{Path: displayPath(dir), Entries: []Entry{}}
+	r := &ListDirectoryReceipt{Path: dir.Rel(), Entries: []Entry{}}
 	room := t.listBudget(r)
 	full := false
 	base := dir.Depth()
@@ -233,7 +233,7 @@ func ignored(globs []string, rel, name string) bool {
 func listingView(dir vfs.Path, entries []Entry, truncated bool) string {
 	var b strings.Builder
 	if len(entries) == 0 {
-		fmt.Fprintf(&b, "%s is empty\n", displayPath(dir))
+		fmt.Fprintf(&b, "%s is empty\n", dir.Rel())
 	}
 	for _, e := range entries {
 		switch e.Kind {
@@ -274,7 +274,7 @@ func exists(ctx context.Context, t *Toolset, p *StatParams) (*ExistsReceipt, err
 	if err != nil {
 		return nil, err
 	}
-	r := &ExistsReceipt{Path: displayPath(path)}
+	r := &ExistsReceipt{Path: path.Rel()}
 	n, ok := t.s.Tree().Get(path)
 	if ok {
 		r.Exists, r.Kind = true, n.Kind.String()
@@ -295,7 +295,7 @@ func mkdir(ctx context.Context, t *Toolset, p *MkdirParams) (*MkdirReceipt, erro
 	if _, err := t.s.Mkdir(ctx, path, vfs.MkdirOptions{Parents: parents}); err != nil {
 		return nil, err
 	}
-	r := &MkdirReceipt{Path: displayPath(path), Created: !(existed && before.IsDir())}
+	r := &MkdirReceipt{Path: path.Rel(), Created: !(existed && before.IsDir())}
 	r.SummaryText = "Created directory " + r.Path
 	if !r.Created {
 		r.SummaryText = r.Path + " already exists"
@@ -313,7 +313,7 @@ func deleteFile(ctx context.Context, t *Toolset, p *DeleteFileParams) (*DeleteFi
 	}
 	tree := t.s.Tree()
 	n, ok := tree.Get(path)
-	r := &DeleteFileReceipt{Path: displayPath(path)}
+	r := &DeleteFileReceipt{Path: path.Rel()}
 	if !ok {
 		if p.AllowMissing {
 			r.SummaryText = r.Path + " did not exist"
@@ -352,19 +352,19 @@ func rename(ctx context.Context, t *Toolset, p *RenameParams) (*RenameReceipt, e
 		return nil, fail(CodeForbidden, "the workspace root cannot be renamed or replaced")
 	}
 	if to.HasPrefix(from) && to != from {
-		return nil, fail(CodeInvalidInput, "cannot move %s into itself (%s)", displayPath(from), displayPath(to))
+		return nil, fail(CodeInvalidInput, "cannot move %s into itself (%s)", from.Rel(), to.Rel())
 	}
 	n, err := t.s.Stat(ctx, from)
 	if err != nil {
 		return nil, err
 	}
 	if _, exists := t.s.Tree().Get(to); exists && !p.Overwrite && from != to {
-		return nil, fail(CodeAlreadyExists, "%s already exists; pass overwrite=true to replace it", displayPath(to))
+		return nil, fail(CodeAlreadyExists, "%s already exists; pass overwrite=true to replace it", to.Rel())
 	}
 	if err := t.s.Rename(ctx, from, to, vfs.RenameOptions{NoReplace: !p.Overwrite, CreateParents: true}); err != nil {
 		return nil, err
 	}
-	r := &RenameReceipt{From: displayPath(from), To: displayPath(to), Kind: n.Kind.String()}
+	r := &RenameReceipt{From: from.Rel(), To: to.Rel(), Kind: n.Kind.String()}
 	r.SummaryText = fmt.Sprintf("Renamed %s to %s", r.From, r.To)
 	return r, nil
 }

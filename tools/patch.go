@@ -280,7 +280,7 @@ func (f *sessionFiles) canonicalize(p *patch.Patch) error {
 			return &patch.RejectError{Path: h.Path, Line: h.Line, Err: fs.ErrInvalid,
 				Msg: fmt.Sprintf("%s is a symlink, and a patch %s only files; use delete_file or rename for a link, or name the file it points to (%s)", h.Path, what, n.Target)}
 		}
-		h.Path = displayPath(q)
+		h.Path = q.Rel()
 		if h.MoveTo == "" {
 			continue
 		}
@@ -291,7 +291,7 @@ func (f *sessionFiles) canonicalize(p *patch.Patch) error {
 		if n, ok := f.t.s.Tree().Get(to); ok && n.IsSymlink() {
 			f.links[to] = true
 		}
-		h.MoveTo = displayPath(to)
+		h.MoveTo = to.Rel()
 	}
 	return nil
 }

@@ -104,12 +104,3 @@ func (t *Toolset) linkTarget(dir, link vfs.Path, target string) (vfs.Path, error
 // visible reports whether a listing or search shows p: the policy would let
 // it be read.
 func (t *Toolset) visible(p vfs.Path) bool { return !t.pol.Hidden(p) }
-
-// displayPath is how receipts show a session path: relative, "." for the
-// root.
-func displayPath(p vfs.Path) string {
-	if p.IsRoot() {
-		return "."
-	}
-	return string(p)
-}

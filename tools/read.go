@@ -72,7 +72,7 @@ func readFile(ctx context.Context, t *Toolset, p *ReadFileParams) (*ReadFileRece
 		return nil, err
 	}
 	if n.IsDir() {
-		return nil, fail(CodeIsDirectory, "%s is a directory; use list_directory to see its entries", displayPath(path))
+		return nil, fail(CodeIsDirectory, "%s is a directory; use list_directory to see its entries", path.Rel())
 	}
 	rd, err := t.s.Open(ctx, path)
 	if err != nil {
@@ -80,7 +80,7 @@ func readFile(ctx context.Context, t *Toolset, p *ReadFileParams) (*ReadFileRece
 	}
 	defer rd.Close()
 	n.Size = rd.Size()
-	r := &ReadFileReceipt{Path: displayPath(path), SizeBytes: n.Size, Version: n.Version}
+	r := &ReadFileReceipt{Path: path.Rel(), SizeBytes: n.Size, Version: n.Version}
 	// Every read is a window of the file, and memory is bounded by the
 	// window's inline part: larger windows stream into a blob.
 	maxRead := policy.Clamp(MaxReadWindow, t.pol.Caps.MaxReadBytes)

@@ -149,7 +149,7 @@ func grep(ctx context.Context, t *Toolset, p *GrepParams) (*GrepReceipt, error) 
 	room := t.listBudget(r)
 	var b strings.Builder
 	for _, m := range res.Matches {
-		gm := GrepMatch{Path: displayPath(m.Path), Line: m.Line, Text: m.Text, Context: m.Context}
+		gm := GrepMatch{Path: m.Path.Rel(), Line: m.Line, Text: m.Text, Context: m.Context}
 		if len(gm.Text) > grepLineBytes {
 			// Engines cut at grepLineBytes+UTFMax: longer means clipped.
 			gm.Text = clipText(gm.Text, grepLineBytes) + clippedMark
@@ -166,7 +166,7 @@ func grep(ctx context.Context, t *Toolset, p *GrepParams) (*GrepReceipt, error) 
 		fmt.Fprintf(&b, "%s%s%d%s%s\n", gm.Path, sep, gm.Line, sep, gm.Text)
 	}
 	for _, f := range res.Files {
-		gf := GrepFile{Path: displayPath(f.Path), Count: f.Count}
+		gf := GrepFile{Path: f.Path.Rel(), Count: f.Count}
 		if !room.take(gf) {
 			full = true
 			break
@@ -246,7 +246,7 @@ func glob(ctx context.Context, t *Toolset, p *GlobParams) (*GlobReceipt, error) 
 	room := t.listBudget(r)
 	full := false
 	for _, e := range res.Entries {
-		q := displayPath(e.Path)
+		q := e.Path.Rel()
 		if !room.take(q) {
 			full = true
 			break

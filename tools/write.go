@@ -75,7 +75,7 @@ func writeFile(ctx context.Context, t *Toolset, p *WriteFileParams) (*WriteFileR
 	if err != nil {
 		return nil, err
 	}
-	r := &WriteFileReceipt{Path: displayPath(path), WrittenBytes: res.Written, SizeBytes: res.Node.Size,
+	r := &WriteFileReceipt{Path: path.Rel(), WrittenBytes: res.Written, SizeBytes: res.Node.Size,
 		Created: res.Created, Version: res.Node.Version}
 	verb := "Wrote"
 	switch {

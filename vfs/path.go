@@ -94,6 +94,15 @@ func isCanonical(s string) bool {
 // String returns the session-absolute form: "/" for the root, "/a/b" otherwise.
 func (p Path) String() string { return "/" + string(p) }
 
+// Rel is how receipts and results show p: relative to the session root,
+// "." for the root itself.
+func (p Path) Rel() string {
+	if p == Root {
+		return "."
+	}
+	return string(p)
+}
+
 // IsRoot reports whether p is the session root.
 func (p Path) IsRoot() bool { return p == Root }
 

@@ -521,17 +521,17 @@ func (k *call) editFile() (any, string, error) {
 		return nil, "", k.engineFault(err)
 	}
 	if n.IsDir() {
-		return nil, "", faultf("error", "is_directory", "%s is a directory; edit a file in it", display(path))
+		return nil, "", faultf("error", "is_directory", "%s is a directory; edit a file in it", path.Rel())
 	}
 	if n.Size > int64(lim.MaxBytes) {
-		return nil, "", faultf("error", "too_large", "%s is %d bytes, over the %d an edit holds in memory; write it with host.fs.write_file", display(path), n.Size, lim.MaxBytes)
+		return nil, "", faultf("error", "too_large", "%s is %d bytes, over the %d an edit holds in memory; write it with host.fs.write_file", path.Rel(), n.Size, lim.MaxBytes)
 	}
 	data, n, err := k.env.Session.ReadFile(k.ctx, path)
 	if err != nil {
 		return nil, "", k.engineFault(err)
 	}
 	if n.Encoding == vfs.EncodingBinary || vfs.DetectEncoding(data) == vfs.EncodingBinary {
-		return nil, "", faultf("error", "invalid_utf8", "%s is not UTF-8 text; edit_file works on text (use host.fs.write_file to replace it)", display(path))
+		return nil, "", faultf("error", "invalid_utf8", "%s is not UTF-8 text; edit_file works on text (use host.fs.write_file to replace it)", path.Rel())
 	}
 	content := string(data)
 	newContent, count, err := editContent(content, old, repl, all, lim)
@@ -553,7 +553,7 @@ func (k *call) editFile() (any, string, error) {
 	if count == 1 {
 		noun = "replacement"
 	}
-	summary := fmt.Sprintf("Updated %s (%d %s)", display(path), count, noun)
+	summary := fmt.Sprintf("Updated %s (%d %s)", path.Rel(), count, noun)
 	return &EditFileReceipt{Status: "ok", Replacements: ptr(count), Applied: ptr(true), SummaryText: summary}, summary, nil
 }
 
@@ -634,9 +634,9 @@ func (k *call) editFault(path vfs.Path, err error) error {
 		if len(me.lines) > 0 {
 			where = " (lines " + joinInts(me.lines[:min(len(me.lines), 20)]) + ")"
 		}
-		return faultf("ambiguous", "ambiguous_matches", "old_string matches %d places in %s%s; add surrounding lines to make it unique, or set replace_all", me.count, display(path), where)
+		return faultf("ambiguous", "ambiguous_matches", "old_string matches %d places in %s%s; add surrounding lines to make it unique, or set replace_all", me.count, path.Rel(), where)
 	case errors.As(err, &me):
-		msg := fmt.Sprintf("old_string was not found in %s, exactly or ignoring whitespace and typographic quotes/dashes", display(path))
+		msg := fmt.Sprintf("old_string was not found in %s, exactly or ignoring whitespace and typographic quotes/dashes", path.Rel())
 		if c := me.closest; c != nil {
 			msg += fmt.Sprintf("; the most similar text is at lines %d-%d:\n%s", c.StartLine, c.EndLine, clip(c.Text, 2000))
 		}
@@ -764,7 +764,7 @@ func (k *call) grep() (any, string, error) {
 	}
 	lines := make([]string, 0, len(res.Matches))
 	for _, m := range res.Matches {
-		lines = append(lines, fmt.Sprintf("%s:%d:%s", display(m.Path), m.Line, m.Text))
+		lines = append(lines, fmt.Sprintf("%s:%d:%s", m.Path.Rel(), m.Line, m.Text))
 	}
 	total := len(lines)
 	if res.Truncated {
@@ -815,13 +815,6 @@ func (k *call) searchFault(err error, grep bool) error {
 	return k.engineFault(err)
 }
 
-func display(p vfs.Path) string {
-	if p.IsRoot() {
-		return "."
-	}
-	return string(p)
-}
-
 func (k *call) glob() (any, string, error) {
 	mode, base, err := k.searchStart(`a glob such as "**/*.ts"`)
 	if err != nil {
@@ -838,7 +831,7 @@ func (k *call) glob() (any, string, error) {
 	total := len(res.Entries)
 	paths := make([]string, 0, min(total, limit))
 	for _, e := range res.Entries[:min(total, limit)] {
-		paths = append(paths, display(e.Path))
+		paths = append(paths, e.Path.Rel())
 	}
 	text := strings.Join(paths, "\n")
 	out, err := k.materialize([]byte(text), true, mode)
@@ -879,7 +872,7 @@ func (k *call) stat() (any, string, error) {
 		kind = "directory"
 	}
 	return &StatReceipt{Status: "ok", Exists: ptr(true), IsDir: ptr(n.IsDir()), SizeBytes: ptr(n.Size), MtimeNs: ptr(n.Mtime)},
-		fmt.Sprintf("%s: %s, %d bytes", display(p), kind, n.Size), nil
+		fmt.Sprintf("%s: %s, %d bytes", p.Rel(), kind, n.Size), nil
 }
 
 func (k *call) exists() (any, string, error) {

@@ -221,15 +221,6 @@ type exec struct {
 	b   *Body
 }
 
-// display is how messages name the resolved path: relative, "." for the
-// root.
-func display(p vfs.Path) string {
-	if p.IsRoot() {
-		return "."
-	}
-	return string(p)
-}
-
 // echo is the path as the caller gave it, for messages ("." for "").
 func (x *exec) echo() string {
 	if x.b.Path == "" {
@@ -273,9 +264,9 @@ func (x *exec) read() error {
 	case !ok:
 		return notFound(x.rp)
 	case n.IsDir():
-		return &toolError{typ: errIsDir, msg: fmt.Sprintf("Is a directory: '%s'; use action \"list\" to see its entries", display(x.rp))}
+		return &toolError{typ: errIsDir, msg: fmt.Sprintf("Is a directory: '%s'; use action \"list\" to see its entries", x.rp.Rel())}
 	case !n.IsFile():
-		return &toolError{typ: errOS, msg: fmt.Sprintf("'%s' is a %s, not a regular file, and has no text to read", display(x.rp), n.Kind)}
+		return &toolError{typ: errOS, msg: fmt.Sprintf("'%s' is a %s, not a regular file, and has no text to read", x.rp.Rel(), n.Kind)}
 	}
 	rd, err := x.env.Session.Open(x.ctx, x.rp)
 	if err != nil {
@@ -340,7 +331,7 @@ func (x *exec) write() error {
 	createDirs := x.p.CreateDirs == nil || *x.p.CreateDirs
 	tree := x.env.Session.Tree()
 	if n, ok := tree.Get(x.rp); x.rp.IsRoot() || ok && n.IsDir() {
-		return &toolError{typ: errIsDir, msg: fmt.Sprintf("Is a directory: '%s'; name a file to write", display(x.rp))}
+		return &toolError{typ: errIsDir, msg: fmt.Sprintf("Is a directory: '%s'; name a file to write", x.rp.Rel())}
 	}
 	if !createDirs {
 		if err := parentExists(tree, x.rp); err != nil {
@@ -371,7 +362,7 @@ func parentExists(tree vfs.Tree, rp vfs.Path) error {
 	for q := parent; ; q = q.Parent() {
 		if n, ok := tree.Get(q); ok {
 			if !n.IsDir() {
-				return &toolError{typ: errNotDir, msg: fmt.Sprintf("Not a directory: '%s' is a file, so '%s' cannot be created in it", display(q), display(rp))}
+				return &toolError{typ: errNotDir, msg: fmt.Sprintf("Not a directory: '%s' is a file, so '%s' cannot be created in it", q.Rel(), rp.Rel())}
 			}
 			if q != parent {
 				break
@@ -383,7 +374,7 @@ func parentExists(tree vfs.Tree, rp vfs.Path) error {
 		}
 	}
 	return &toolError{typ: errNotFound, msg: fmt.Sprintf(
-		"No such file or directory: the directory '%s' does not exist; pass create_dirs=true (the default) or create it with action \"mkdir\"", display(parent))}
+		"No such file or directory: the directory '%s' does not exist; pass create_dirs=true (the default) or create it with action \"mkdir\"", parent.Rel())}
 }
 
 func (x *exec) list() error {
@@ -394,7 +385,7 @@ func (x *exec) list() error {
 			return notFound(x.rp)
 		}
 		if errors.As(err, &ve) && ve.Code == vfs.CodeNotDir {
-			return &toolError{typ: errNotDir, msg: fmt.Sprintf("Not a directory: '%s'; use action \"read\" to read a file", display(x.rp))}
+			return &toolError{typ: errNotDir, msg: fmt.Sprintf("Not a directory: '%s'; use action \"read\" to read a file", x.rp.Rel())}
 		}
 		return err
 	}
@@ -416,7 +407,7 @@ func (x *exec) list() error {
 		names = append(names, n)
 	}
 	x.b.Entries = &names
-	x.b.Message = fmt.Sprintf("Listed %d entries in %s", len(names), display(x.rp))
+	x.b.Message = fmt.Sprintf("Listed %d entries in %s", len(names), x.rp.Rel())
 	if truncated {
 		x.b.Truncated = &truncated
 		x.b.Message += fmt.Sprintf(" (truncated at %d, the most the %s policy lists at once; list its subdirectories)", limit, x.pol.Name)
@@ -430,7 +421,7 @@ func (x *exec) delete() error {
 	case !ok:
 		return notFound(x.rp)
 	case n.IsDir():
-		return &toolError{typ: errIsDir, msg: fmt.Sprintf("Is a directory: '%s'; delete removes files only", display(x.rp))}
+		return &toolError{typ: errIsDir, msg: fmt.Sprintf("Is a directory: '%s'; delete removes files only", x.rp.Rel())}
 	}
 	if _, err := x.tool("delete_file", map[string]any{"path": string(x.rp)}); err != nil {
 		return err
@@ -461,7 +452,7 @@ func (x *exec) mkdir() error {
 			x.b.Message = "Directory already exists: " + x.echo()
 			return nil
 		}
-		return &toolError{typ: errExists, msg: fmt.Sprintf("File exists: '%s' is a file, so no directory can be created there", display(x.rp))}
+		return &toolError{typ: errExists, msg: fmt.Sprintf("File exists: '%s' is a file, so no directory can be created there", x.rp.Rel())}
 	}
 	if !createDirs {
 		if err := parentExists(tree, x.rp); err != nil {
@@ -501,7 +492,7 @@ func (x *exec) tool(name string, args map[string]any) (*tools.Response, error) {
 
 func notFound(p vfs.Path) error {
 	return &toolError{typ: errNotFound, msg: fmt.Sprintf(
-		"No such file or directory: '%s'; list its directory (action \"list\") to see what exists", display(p))}
+		"No such file or directory: '%s'; list its directory (action \"list\") to see what exists", p.Rel())}
 }
 
 // codeTypes maps vfsd's error codes (the engine's and the tools') to the

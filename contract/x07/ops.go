@@ -112,24 +112,24 @@ func readAll(c *call, p map[string]json.RawMessage) (contract.Result, error) {
 	}
 	switch {
 	case n.IsDir():
-		return contract.Result{}, errf(ErrIsDir, "%s is a directory; list it with list_dir_sorted_text_v1", display(q))
+		return contract.Result{}, errf(ErrIsDir, "%s is a directory; list it with list_dir_sorted_text_v1", q.Rel())
 	case !n.IsFile():
-		return contract.Result{}, errf(ErrUnsupported, "%s is a %s; only regular files can be read", display(q), n.Kind)
+		return contract.Result{}, errf(ErrUnsupported, "%s is a %s; only regular files can be read", q.Rel(), n.Kind)
 	case n.Mode&0o400 == 0:
-		return contract.Result{}, errf(ErrPermission, "%s is not readable by its owner (mode %04o)", display(q), uint32(n.Mode.Perm()))
+		return contract.Result{}, errf(ErrPermission, "%s is not readable by its owner (mode %04o)", q.Rel(), uint32(n.Mode.Perm()))
 	}
 	max := limit(c.pol.Caps.MaxReadBytes, defaultMaxRead, c.caps.MaxReadBytes)
 	if n.Size > max {
-		return contract.Result{}, errf(ErrTooLarge, "%s is %d bytes; the effective max_read_bytes is %d (the smaller of the policy's and the caps')", display(q), n.Size, max)
+		return contract.Result{}, errf(ErrTooLarge, "%s is %d bytes; the effective max_read_bytes is %d (the smaller of the policy's and the caps')", q.Rel(), n.Size, max)
 	}
 	data, _, err := c.s.ReadFile(c.ctx, q)
 	if err != nil {
 		return contract.Result{}, err
 	}
 	if int64(len(data)) > max {
-		return contract.Result{}, errf(ErrTooLarge, "%s is %d bytes; the effective max_read_bytes is %d", display(q), len(data), max)
+		return contract.Result{}, errf(ErrTooLarge, "%s is %d bytes; the effective max_read_bytes is %d", q.Rel(), len(data), max)
 	}
-	text := fmt.Sprintf("%s: %d bytes, binary (see bytes_b64)", display(q), len(data))
+	text := fmt.Sprintf("%s: %d bytes, binary (see bytes_b64)", q.Rel(), len(data))
 	if utf8.Valid(data) {
 		text = string(data)
 	}
@@ -162,13 +162,13 @@ func writeAll(c *call, p map[string]json.RawMessage) (contract.Result, error) {
 	if n, ok := c.s.Tree().Get(q); ok {
 		switch {
 		case n.IsDir():
-			return contract.Result{}, errf(ErrIsDir, "%s is a directory; write to a file path", display(q))
+			return contract.Result{}, errf(ErrIsDir, "%s is a directory; write to a file path", q.Rel())
 		case !c.caps.Has(FlagOverwrite):
-			return contract.Result{}, errf(ErrAlreadyExists, "%s exists; set OVERWRITE (bit 3) in caps to replace it", display(q))
+			return contract.Result{}, errf(ErrAlreadyExists, "%s exists; set OVERWRITE (bit 3) in caps to replace it", q.Rel())
 		case !n.IsFile():
-			return contract.Result{}, errf(ErrUnsupported, "%s is a %s; only regular files can be written", display(q), n.Kind)
+			return contract.Result{}, errf(ErrUnsupported, "%s is a %s; only regular files can be written", q.Rel(), n.Kind)
 		case n.Mode&0o200 == 0:
-			return contract.Result{}, errf(ErrPermission, "%s is not writable by its owner (mode %04o)", display(q), uint32(n.Mode.Perm()))
+			return contract.Result{}, errf(ErrPermission, "%s is not writable by its owner (mode %04o)", q.Rel(), uint32(n.Mode.Perm()))
 		}
 	}
 	if c.caps.Has(FlagOverwrite) {
@@ -176,11 +176,11 @@ func writeAll(c *call, p map[string]json.RawMessage) (contract.Result, error) {
 	}
 	if _, err := c.s.WriteFile(c.ctx, q, bytes.NewReader(data), vfs.WriteOptions{Mode: mode, CreateParents: c.caps.Has(FlagCreateParents)}); err != nil {
 		if vfs.CodeOf(err) == vfs.CodeNotFound && !c.caps.Has(FlagCreateParents) {
-			return contract.Result{}, errf(ErrNotFound, "the parent of %s does not exist; set CREATE_PARENTS (bit 2) in caps or make it with mkdirs_v1", display(q))
+			return contract.Result{}, errf(ErrNotFound, "the parent of %s does not exist; set CREATE_PARENTS (bit 2) in caps or make it with mkdirs_v1", q.Rel())
 		}
 		return contract.Result{}, err
 	}
-	return i32Result(int32(uint32(len(data))), fmt.Sprintf("wrote %d bytes to %s", len(data), display(q))), nil
+	return i32Result(int32(uint32(len(data))), fmt.Sprintf("wrote %d bytes to %s", len(data), q.Rel())), nil
 }
 
 func mkdirs(c *call, p map[string]json.RawMessage) (contract.Result, error) {
@@ -190,18 +190,18 @@ func mkdirs(c *call, p map[string]json.RawMessage) (contract.Result, error) {
 	}
 	if n, ok := c.s.Tree().Get(q); ok || q.IsRoot() {
 		if q.IsRoot() || n.IsDir() {
-			return i32Result(1, display(q)+" exists"), nil
+			return i32Result(1, q.Rel()+" exists"), nil
 		}
-		return contract.Result{}, errf(ErrAlreadyExists, "%s exists and is a %s, not a directory", display(q), n.Kind)
+		return contract.Result{}, errf(ErrAlreadyExists, "%s exists and is a %s, not a directory", q.Rel(), n.Kind)
 	}
 	parents := c.caps.Has(FlagCreateParents)
 	if _, err := c.s.Mkdir(c.ctx, q, vfs.MkdirOptions{Parents: parents}); err != nil {
 		if vfs.CodeOf(err) == vfs.CodeNotFound && !parents {
-			return contract.Result{}, errf(ErrNotFound, "the parent of %s does not exist; set CREATE_PARENTS (bit 2) in caps to make it too", display(q))
+			return contract.Result{}, errf(ErrNotFound, "the parent of %s does not exist; set CREATE_PARENTS (bit 2) in caps to make it too", q.Rel())
 		}
 		return contract.Result{}, err
 	}
-	return i32Result(1, "made directory "+display(q)), nil
+	return i32Result(1, "made directory "+q.Rel()), nil
 }
 
 func removeFile(c *call, p map[string]json.RawMessage) (contract.Result, error) {
@@ -215,14 +215,14 @@ func removeFile(c *call, p map[string]json.RawMessage) (contract.Result, error) 
 	n, ok := c.s.Tree().Get(q)
 	switch {
 	case !ok:
-		return contract.Result{}, errf(ErrNotFound, "%s does not exist; list its directory to see what does", display(q))
+		return contract.Result{}, errf(ErrNotFound, "%s does not exist; list its directory to see what does", q.Rel())
 	case n.IsDir():
-		return contract.Result{}, errf(ErrIsDir, "%s is a directory; remove it with remove_dir_all_v1", display(q))
+		return contract.Result{}, errf(ErrIsDir, "%s is a directory; remove it with remove_dir_all_v1", q.Rel())
 	}
 	if err := c.s.Remove(c.ctx, q, vfs.RemoveOptions{}); err != nil {
 		return contract.Result{}, err
 	}
-	return i32Result(1, "removed "+display(q)), nil
+	return i32Result(1, "removed "+q.Rel()), nil
 }
 
 func removeDirAll(c *call, p map[string]json.RawMessage) (contract.Result, error) {
@@ -236,14 +236,14 @@ func removeDirAll(c *call, p map[string]json.RawMessage) (contract.Result, error
 	n, ok := c.s.Tree().Get(q)
 	switch {
 	case !ok:
-		return contract.Result{}, errf(ErrNotFound, "%s does not exist; list its directory to see what does", display(q))
+		return contract.Result{}, errf(ErrNotFound, "%s does not exist; list its directory to see what does", q.Rel())
 	case !n.IsDir():
-		return contract.Result{}, errf(ErrNotDir, "%s is a %s, not a directory; remove it with remove_file_v1", display(q), n.Kind)
+		return contract.Result{}, errf(ErrNotDir, "%s is a %s, not a directory; remove it with remove_file_v1", q.Rel(), n.Kind)
 	}
 	if err := c.s.Remove(c.ctx, q, vfs.RemoveOptions{Recursive: true}); err != nil {
 		return contract.Result{}, err
 	}
-	return i32Result(1, "removed "+display(q)+" and everything in it"), nil
+	return i32Result(1, "removed "+q.Rel()+" and everything in it"), nil
 }
 
 func rename(c *call, p map[string]json.RawMessage) (contract.Result, error) {
@@ -259,15 +259,15 @@ func rename(c *call, p map[string]json.RawMessage) (contract.Result, error) {
 		return contract.Result{}, errf(ErrPolicyDeny, "the session root cannot be renamed or replaced")
 	}
 	if _, ok := c.s.Tree().Get(src); !ok {
-		return contract.Result{}, errf(ErrNotFound, "%s does not exist; list its directory to see what does", display(src))
+		return contract.Result{}, errf(ErrNotFound, "%s does not exist; list its directory to see what does", src.Rel())
 	}
 	if dst != src && dst.HasPrefix(src) {
-		return contract.Result{}, errf(ErrBadPath, "cannot move %s into itself (%s)", display(src), display(dst))
+		return contract.Result{}, errf(ErrBadPath, "cannot move %s into itself (%s)", src.Rel(), dst.Rel())
 	}
 	if err := c.s.Rename(c.ctx, src, dst, vfs.RenameOptions{}); err != nil {
 		return contract.Result{}, err
 	}
-	return i32Result(1, fmt.Sprintf("renamed %s to %s", display(src), display(dst))), nil
+	return i32Result(1, fmt.Sprintf("renamed %s to %s", src.Rel(), dst.Rel())), nil
 }
 
 // sortedText renders lines sorted ascending (byte order), each ending in
@@ -290,7 +290,7 @@ func (c *call) dir(q vfs.Path) error {
 		return err
 	}
 	if !n.IsDir() {
-		return errf(ErrNotDir, "%s is a %s, not a directory", display(q), n.Kind)
+		return errf(ErrNotDir, "%s is a %s, not a directory", q.Rel(), n.Kind)
 	}
 	return nil
 }
@@ -315,7 +315,7 @@ func listDir(c *call, p map[string]json.RawMessage) (contract.Result, error) {
 		return !tooMany
 	})
 	if tooMany {
-		return contract.Result{}, errf(ErrTooManyEntries, "%s has more than %d entries (the effective max_entries); walk it with a narrower glob or raise max_entries in caps", display(q), max)
+		return contract.Result{}, errf(ErrTooManyEntries, "%s has more than %d entries (the effective max_entries); walk it with a narrower glob or raise max_entries in caps", q.Rel(), max)
 	}
 	return textResult(sortedText(names)), nil
 }
@@ -390,7 +390,7 @@ func (w *walker) walk(dir vfs.Path, rel string, depth int64, chain []vfs.Path) e
 			// Walking a followed link's target loops when the target holds a
 			// directory already on the way here.
 			if target != child && slices.ContainsFunc(chain, func(a vfs.Path) bool { return a.HasPrefix(target) }) {
-				err = errf(ErrIO, "symlink %s leads back to %s: a loop", display(child), display(target))
+				err = errf(ErrIO, "symlink %s leads back to %s: a loop", child.Rel(), target.Rel())
 				return false
 			}
 			err = w.walk(target, childRel, depth+1, append(chain, target))
@@ -426,7 +426,7 @@ func stat(c *call, p map[string]json.RawMessage) (contract.Result, error) {
 	default:
 		return contract.Result{}, err
 	}
-	text := fmt.Sprintf("%s: %s", display(q), KindName(st.Kind))
+	text := fmt.Sprintf("%s: %s", q.Rel(), KindName(st.Kind))
 	if st.Kind != KindMissing {
 		text += fmt.Sprintf(", %d bytes, mtime %d", st.SizeBytes, st.MtimeUnixSecs)
 	}

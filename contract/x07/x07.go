@@ -258,12 +258,12 @@ func (c *call) resolve(p vfs.Path, followLast bool) (vfs.Path, error) {
 		}
 		if !c.symlinksFollowed() {
 			if c.pol.Symlinks == policy.SymlinksDeny {
-				return "", errf(ErrSymlinkDenied, "%s is a symlink, and the %s policy does not allow symlinks", display(next), c.pol.Name)
+				return "", errf(ErrSymlinkDenied, "%s is a symlink, and the %s policy does not allow symlinks", next.Rel(), c.pol.Name)
 			}
-			return "", errf(ErrSymlinkDenied, "%s is a symlink; set ALLOW_SYMLINKS (bit 0) in caps to follow it", display(next))
+			return "", errf(ErrSymlinkDenied, "%s is a symlink; set ALLOW_SYMLINKS (bit 0) in caps to follow it", next.Rel())
 		}
 		if hops++; hops > maxSymlinkHops {
-			return "", errf(ErrIO, "too many levels of symlinks resolving %s", display(p))
+			return "", errf(ErrIO, "too many levels of symlinks resolving %s", p.Rel())
 		}
 		target, err := c.linkTarget(cur, next, n.Target)
 		if err != nil {
@@ -277,10 +277,10 @@ func (c *call) resolve(p vfs.Path, followLast bool) (vfs.Path, error) {
 func (c *call) linkTarget(dir, link vfs.Path, target string) (vfs.Path, error) {
 	q, escapes, err := vfs.ResolveLinkTarget(dir, target)
 	if escapes && c.pol.Symlinks == policy.SymlinksWithinRoot {
-		return "", errf(ErrPolicyDeny, "symlink %s points to %q, outside the session's allow-roots", display(link), target)
+		return "", errf(ErrPolicyDeny, "symlink %s points to %q, outside the session's allow-roots", link.Rel(), target)
 	}
 	if err != nil {
-		return "", errf(ErrBadPath, "symlink %s has a target %q that is not a session path", display(link), target)
+		return "", errf(ErrBadPath, "symlink %s has a target %q that is not a session path", link.Rel(), target)
 	}
 	return q, nil
 }
@@ -288,13 +288,6 @@ func (c *call) linkTarget(dir, link vfs.Path, target string) (vfs.Path, error) {
 // visible: a listing or walk shows p (the policy would let it be read:
 // hidden entries are left out where hidden paths are denied).
 func (c *call) visible(p vfs.Path) bool { return !c.pol.Hidden(p) }
-
-func display(p vfs.Path) string {
-	if p.IsRoot() {
-		return "."
-	}
-	return string(p)
-}
 
 // decodeParams checks the parameter object: an object, only known names
 // (an unknown one is FS_ERR_UNSUPPORTED naming it), the required ones
