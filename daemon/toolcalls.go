@@ -37,6 +37,13 @@ func lookupContract(name string) (contract.Contract, error) {
 	return k, nil
 }
 
+// internalResult is a call that failed before its contract ran: the
+// session's mounts could not be settled.
+func internalResult(err error) contract.Result {
+	body, _ := json.Marshal(map[string]string{"status": "error", "error_code": "internal", "summary_text": err.Error()})
+	return contract.Result{Body: body, Text: err.Error(), Status: "internal", IsError: true}
+}
+
 // callTool runs one tool of session e's contract, counts it, and appends
 // it to the session's call log. It never fails: every failure is a result
 // in the contract's shape.
@@ -46,14 +53,12 @@ func (d *Daemon) callTool(ctx context.Context, e *entry, name string, params jso
 	// upper directory) is taken in first: the call sees it, and its own
 	// changes never race the mount's.
 	if err := d.settle(ctx, e); err != nil {
-		body, _ := json.Marshal(map[string]string{"status": "error", "error_code": "internal", "summary_text": err.Error()})
-		return contract.Result{Body: body, Text: err.Error(), Status: "internal", IsError: true}
+		return internalResult(err)
 	}
 	// What programs wrote through a FUSE mount since is sealed into blobs,
 	// so the state just before this call stays in the history (rewind).
 	if err := e.s.SealUppers(ctx); err != nil {
-		body, _ := json.Marshal(map[string]string{"status": "error", "error_code": "internal", "summary_text": err.Error()})
-		return contract.Result{Body: body, Text: err.Error(), Status: "internal", IsError: true}
+		return internalResult(err)
 	}
 	before := e.s.Info().Seq
 	res := e.k.Call(ctx, d.contractEnv(e), name, params)
