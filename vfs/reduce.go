@@ -10,6 +10,10 @@ import (
 // cannot apply returns an *Error and no tree. A session's Tree is always the
 // fold of its journal over its base with Reduce.
 func Reduce(t Tree, e *Event) (Tree, error) {
+	t, err := expandFor(t, e)
+	if err != nil {
+		return Tree{}, err
+	}
 	switch e.Op {
 	case OpBatch:
 		return reduceBatch(t, e)
