@@ -102,7 +102,9 @@ func (r *Repo) DeleteSnapshots(ctx context.Context, ids []string, opts DeleteOpt
 	needed := make(map[vfs.Hash]bool)
 	for _, snap := range snaps {
 		if h, _ := vfs.ParseHash(snap.ID); !doomed[h] {
-			neededBy(snap, needed)
+			if err := r.neededBy(ctx, snap, needed); err != nil {
+				return nil, fmt.Errorf("delete snapshots: %w", err)
+			}
 		}
 	}
 	if err := r.dropRecords(ctx, doomed, needed, rep); err != nil {
@@ -142,12 +144,12 @@ func (r *Repo) checkUnheld(ids []string, holders func(string) []string) error {
 }
 
 // neededBy adds every manifest snap's tree uses to needed.
-func neededBy(snap *Snapshot, needed map[vfs.Hash]bool) {
-	it := snap.dirs.Iterator()
-	for !it.Done() {
-		_, h, _ := it.Next()
+func (r *Repo) neededBy(ctx context.Context, snap *Snapshot, needed map[vfs.Hash]bool) error {
+	set, err := r.manifestSet(ctx, snap)
+	for h := range set {
 		needed[h] = true
 	}
+	return err
 }
 
 // dropRecords deletes the Records objects doomed after moving the manifests
@@ -249,7 +251,9 @@ func (r *Repo) collectPacks(ctx context.Context) (int, error) {
 	}
 	needed := make(map[vfs.Hash]bool)
 	for _, snap := range snaps {
-		neededBy(snap, needed)
+		if err := r.neededBy(ctx, snap, needed); err != nil {
+			return 0, err
+		}
 	}
 	doomed := make(map[vfs.Hash]bool)
 	for _, p := range packs {

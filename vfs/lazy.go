@@ -58,14 +58,11 @@ func NewLazyTree(root Node, dir Hash, loader *LazyLoader, tot LazyTotals) Tree {
 	return t
 }
 
-// lazyCacheEntries bounds the decoded directory entries a LazyLoader keeps.
-const lazyCacheEntries = 256 << 10
-
-// LazyLoader wraps a DirLoader with a bounded, concurrency-safe cache of
-// decoded directories, keyed by manifest hash. One serves every lazy tree
-// of a repository. The zero value is not usable; use NewLazyLoader.
-type LazyLoader struct {
-	src DirLoader
+// LazyCache keeps decoded directories, keyed by manifest hash, for the
+// lazy trees of every loader that shares it; it evicts the oldest when it
+// holds more entries than its bound. It is safe for concurrent use.
+type LazyCache struct {
+	max int
 
 	mu      sync.Mutex
 	dirs    map[Hash][]DirEntry
@@ -73,54 +70,78 @@ type LazyLoader struct {
 	entries int
 }
 
-// NewLazyLoader returns a loader reading manifests through src.
-func NewLazyLoader(src DirLoader) *LazyLoader {
-	return &LazyLoader{src: src, dirs: make(map[Hash][]DirEntry)}
+// NewLazyCache returns a cache holding up to maxEntries directory entries
+// (a node is a few hundred bytes).
+func NewLazyCache(maxEntries int) *LazyCache {
+	return &LazyCache{max: maxEntries, dirs: make(map[Hash][]DirEntry)}
+}
+
+func (c *LazyCache) get(h Hash) ([]DirEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ents, ok := c.dirs[h]
+	return ents, ok
+}
+
+// add keeps ents as directory h's entries, or returns those kept already.
+func (c *LazyCache) add(h Hash, ents []DirEntry) []DirEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur, ok := c.dirs[h]; ok {
+		return cur
+	}
+	c.dirs[h] = ents
+	c.order = append(c.order, h)
+	c.entries += len(ents)
+	for c.entries > c.max && len(c.order) > 1 {
+		old := c.order[0]
+		c.order = c.order[1:]
+		c.entries -= len(c.dirs[old])
+		delete(c.dirs, old)
+	}
+	return ents
+}
+
+// LazyLoader reads lazy directories through a DirLoader, keeping what it
+// decoded in a LazyCache. The zero value is not usable; use NewLazyLoader.
+type LazyLoader struct {
+	src   DirLoader
+	cache *LazyCache
+}
+
+// NewLazyLoader returns a loader reading manifests through src and
+// caching them in cache, which loaders of one store may share (manifests
+// are content-addressed).
+func NewLazyLoader(src DirLoader, cache *LazyCache) *LazyLoader {
+	return &LazyLoader{src: src, cache: cache}
 }
 
 // dir returns the raw entries of manifest h: normalized nodes, directories
 // lazy with their manifest hash in Blob.
 func (l *LazyLoader) dir(h Hash) ([]DirEntry, error) {
-	l.mu.Lock()
-	ents, ok := l.dirs[h]
-	l.mu.Unlock()
-	if ok {
+	if ents, ok := l.cache.get(h); ok {
 		return ents, nil
 	}
 	got, err := l.src.LoadDir(context.Background(), h)
 	if err != nil {
-		return nil, &Error{Op: "load", Path: "manifest " + h.Short(), Code: CodeIO,
+		return nil, &Error{Path: "manifest " + h.Short(), Code: CodeIO,
 			Msg: fmt.Sprintf("reading a directory of the snapshot failed: %v; check the store (or the remote) and retry", err)}
 	}
-	ents = make([]DirEntry, len(got))
+	ents := make([]DirEntry, len(got))
 	for i, e := range got {
 		n := e.Node.Normalize()
 		n.link = false
 		if n.IsDir() {
 			n.lazy = true
 		} else if n.Nlink > 1 {
-			return nil, &Error{Op: "load", Path: "manifest " + h.Short(), Code: CodeIO, Msg: "a lazily loaded directory holds a hard link; load the snapshot whole"}
+			return nil, &Error{Path: "manifest " + h.Short(), Code: CodeIO, Msg: "a lazily loaded directory holds a hard link; load the snapshot whole"}
 		}
 		ents[i] = DirEntry{Name: e.Name, Node: n}
 	}
 	if !slices.IsSortedFunc(ents, func(a, b DirEntry) int { return strings.Compare(a.Name, b.Name) }) {
-		return nil, &Error{Op: "load", Path: "manifest " + h.Short(), Code: CodeIO, Msg: "directory manifest entries are not sorted"}
+		return nil, &Error{Path: "manifest " + h.Short(), Code: CodeIO, Msg: "directory manifest entries are not sorted"}
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if cur, ok := l.dirs[h]; ok {
-		return cur, nil
-	}
-	l.dirs[h] = ents
-	l.order = append(l.order, h)
-	l.entries += len(ents)
-	for l.entries > lazyCacheEntries && len(l.order) > 1 {
-		old := l.order[0]
-		l.order = l.order[1:]
-		l.entries -= len(l.dirs[old])
-		delete(l.dirs, old)
-	}
-	return ents, nil
+	return l.cache.add(h, ents), nil
 }
 
 // lookupEntry finds name in sorted entries.

@@ -52,7 +52,7 @@ func lazyOf(t *testing.T, full Tree) (Tree, *memManifests) {
 	m := &memManifests{dirs: map[Hash][]DirEntry{}, fail: map[Hash]bool{}}
 	h := m.store(full, Root)
 	root, _ := full.Get(Root)
-	lt := NewLazyTree(root, h, NewLazyLoader(m), LazyTotals{Files: full.Files(), Bytes: full.Bytes(), MaxIno: full.MaxIno(), Nodes: full.Len()})
+	lt := NewLazyTree(root, h, NewLazyLoader(m, NewLazyCache(1<<10)), LazyTotals{Files: full.Files(), Bytes: full.Bytes(), MaxIno: full.MaxIno(), Nodes: full.Len()})
 	require.True(t, lt.IsLazy())
 	return lt, m
 }
