@@ -26,9 +26,16 @@ func lazyLoadable(rec Record) bool { return rec.Nodes > 0 && !rec.HardLinks }
 type snapManifests struct {
 	r *Repo
 
-	mu      sync.Mutex
-	parent  string // the next ancestor record to index; "" when none is left
-	scanned bool   // every local record was indexed
+	mu sync.Mutex
+	mr *manifestReader // keeps the records it read: most hold many manifests
+}
+
+func newSnapManifests(r *Repo, id vfs.Hash, record []byte, parent string) *snapManifests {
+	mr := &manifestReader{r: r, records: make(map[vfs.Hash][]byte), parent: parent}
+	if record != nil {
+		mr.records[id] = record
+	}
+	return &snapManifests{r: r, mr: mr}
 }
 
 // manifest returns manifest h.
@@ -38,10 +45,7 @@ func (s *snapManifests) manifest(ctx context.Context, h vfs.Hash) ([]byte, error
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	mr := &manifestReader{r: s.r, records: make(map[vfs.Hash][]byte), parent: s.parent, scanned: s.scanned}
-	b, err := mr.manifest(ctx, h)
-	s.parent, s.scanned = mr.parent, mr.scanned
-	return b, err
+	return s.mr.manifest(ctx, h)
 }
 
 // LoadDir implements vfs.DirLoader.

@@ -72,6 +72,10 @@ type RepoOptions struct {
 	SessionUID func(s *vfs.Session) string
 }
 
+// eagerLoad makes new repositories load every snapshot whole (tests and
+// benchmarks compare the two ways).
+var eagerLoad bool
+
 // lazyCacheEntries bounds the directory entries lazily loaded trees keep
 // decoded: some 64 MiB.
 const lazyCacheEntries = 256 << 10
@@ -91,6 +95,7 @@ func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOpt
 		index: make(map[vfs.Hash]manifestLoc), indexed: make(map[vfs.Hash]bool), packs: make(map[vfs.Hash]bool),
 		pins:      pinSet{counts: make(map[vfs.Hash]int)},
 		lazyCache: vfs.NewLazyCache(lazyCacheEntries),
+		eager:     eagerLoad,
 	}
 	entries, err := os.ReadDir(sessionsDir)
 	if err != nil {

@@ -114,7 +114,7 @@ func (r *Repo) Get(ctx context.Context, id string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 	}
-	reader := &snapManifests{r: r, parent: rec.Parent}
+	reader := newSnapManifests(r, h, b, rec.Parent)
 	if lazyLoadable(rec) && !r.eager {
 		root := rec.RootDir.node()
 		root.Blob = vfs.Hash{}
@@ -290,7 +290,7 @@ func (r *Repo) writeRecord(ctx context.Context, tree vfs.Tree, dirs dirIndex, pa
 		r.manifests.add(e.hash, e.data)
 	}
 	snap := r.cache(&Snapshot{ID: h.String(), Record: rec, Tree: tree, Manifests: len(pack), dirs: dirs,
-		reader: &snapManifests{r: r, parent: rec.Parent}})
+		reader: newSnapManifests(r, h, b, rec.Parent)})
 	r.pins.mu.Lock()
 	if r.pins.fresh != nil {
 		// A collection is running and may have listed the snapshots

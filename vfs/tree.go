@@ -191,8 +191,16 @@ var SkipDir = fs.SkipDir
 // tree as it was when called, whatever happens to the session meanwhile.
 // In a lazily loaded tree it reads the manifests of the directories it
 // enters, and returns the error when one cannot be read.
-func (t Tree) Walk(root Path, fn func(Path, Node) error) error {
-	if _, ok := t.m.Get(root); !ok && t.lazyDirs > 0 {
+func (t Tree) Walk(root Path, fn func(Path, Node) error) error { return t.walk(root, fn, true) }
+
+// walkLoaded is Walk over the nodes the tree has read: it does not enter
+// lazy directories. Their nodes come from a snapshot, so it suits looking
+// for what only changes make (upper files).
+func (t Tree) walkLoaded(root Path, fn func(Path, Node) error) error { return t.walk(root, fn, false) }
+
+// walk is Walk, entering lazy directories when lazy is set.
+func (t Tree) walk(root Path, fn func(Path, Node) error, lazy bool) error {
+	if _, ok := t.m.Get(root); !ok && t.lazyDirs > 0 && lazy {
 		// root is beneath a lazy directory, or nowhere.
 		raw, ok, err := t.rawLookup(root)
 		if err != nil || !ok {
@@ -216,7 +224,7 @@ func (t Tree) Walk(root Path, fn func(Path, Node) error) error {
 		n := t.resolve(raw)
 		err := fn(p, n)
 		switch {
-		case err == nil && raw.lazy:
+		case err == nil && raw.lazy && lazy:
 			if err := t.walkLazy(p, raw.Blob, fn); err != nil {
 				return err
 			}
