@@ -195,3 +195,40 @@ func TestLazyLoadCorruptManifest(t *testing.T) {
 	_, err = r.GC(ctx)
 	require.Error(t, err, "a collection that cannot read a tree deletes nothing")
 }
+
+// TestRemoteForkReadsOnlyNeededRecords: a fork of a pushed snapshot
+// answers a read after fetching only the records holding the manifests on
+// the read's path, not every record of the snapshot's history; a
+// directory whose record cannot be fetched fails its read with io_error.
+func TestRemoteForkReadsOnlyNeededRecords(t *testing.T) {
+	remote := &flakyStore{Store: snapshot.NewMemory()}
+	a, _ := newRemoteRepo(t, remote, snapshot.RemoteOptions{})
+	b, _ := newRemoteRepo(t, remote, snapshot.RemoteOptions{})
+	sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
+	require.NoError(t, err)
+	for i := range 20 {
+		write(t, sa, fmt.Sprintf("dir%d/f%d.txt", i%4, i), fmt.Sprintf("content %d", i))
+	}
+	first, err := a.Snapshot(ctx, sa, "first")
+	require.NoError(t, err)
+	write(t, sa, "dir0/f0.txt", "changed")
+	second, err := a.Snapshot(ctx, sa, "second") // holds the root's and dir0's manifests only
+	require.NoError(t, err)
+	_, err = a.Push(ctx, first.ID)
+	require.NoError(t, err)
+	_, err = a.Push(ctx, second.ID)
+	require.NoError(t, err)
+
+	before := remote.opens.Load()
+	sb, err := b.Fork(ctx, snapshot.Source{Snapshot: second.ID}, snapshot.SessionOptions{ID: "b"})
+	require.NoError(t, err)
+	require.True(t, sb.Tree().IsLazy())
+	require.Equal(t, "changed", read(t, sb, "dir0/f0.txt"))
+	require.Equal(t, int64(2), remote.opens.Load()-before, "the second snapshot's record and one blob; the first's record is not fetched")
+
+	remote.down.Store(true)
+	_, _, err = sb.ReadFile(ctx, p("dir1/f1.txt"))
+	require.ErrorIs(t, err, vfs.ErrIO, "dir1's manifest is in the first record, which the remote cannot serve now")
+	remote.down.Store(false)
+	require.Equal(t, "content 1", read(t, sb, "dir1/f1.txt"), "and a later read succeeds")
+}
