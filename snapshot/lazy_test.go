@@ -59,6 +59,7 @@ type lazyRun struct {
 	diff     []string
 	reload   string // the edited snapshot loaded by a fresh repository
 	files    []string
+	third    vfs.Hash // the manifests of a second round of edits
 }
 
 // runLazy reopens the fixture (loading snapshots lazily, or whole when
@@ -87,6 +88,16 @@ func runLazy(t *testing.T, dir, base string, eager bool) lazyRun {
 	snap, err := r.Snapshot(ctx, f, "edited")
 	require.NoError(t, err)
 	out.root, out.record = snap.Record.Root, snap.Record
+	// A second round: the reference is now a snapshot this process wrote
+	// over a partly lazy tree.
+	write(t, f, "g2/d2/f0.txt", "second round\n")
+	require.NoError(t, f.Remove(ctx, p("moved/f9.txt"), vfs.RemoveOptions{}))
+	require.NoError(t, f.Rename(ctx, p("g1/d1-moved"), p("g0/again"), vfs.RenameOptions{}))
+	_, err = f.Mkdir(ctx, p("g1/d2"+"/sub"), vfs.MkdirOptions{})
+	require.NoError(t, err)
+	third, err := r.Snapshot(ctx, f, "third")
+	require.NoError(t, err)
+	out.third = third.Record.Root
 	d, err := r.Diff(ctx, snapshot.Source{Snapshot: base}, snapshot.Source{Snapshot: snap.ID}, snapshot.DiffOptions{Text: true})
 	require.NoError(t, err)
 	for _, e := range d.Entries {
@@ -140,6 +151,7 @@ func TestLazyLoadMatchesWholeLoad(t *testing.T) {
 	require.True(t, lazy.lazyBase, "a reopened snapshot is loaded lazily")
 	require.Equal(t, whole.tree, lazy.tree)
 	require.Equal(t, whole.root, lazy.root, "the edited snapshot's manifests are the same")
+	require.Equal(t, whole.third, lazy.third, "and those of the next one")
 	require.Equal(t, whole.record.Files, lazy.record.Files)
 	require.Equal(t, whole.record.Bytes, lazy.record.Bytes)
 	require.Equal(t, whole.record.Nodes, lazy.record.Nodes)
