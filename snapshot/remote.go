@@ -284,7 +284,7 @@ func (r *Repo) fetchNow(ctx context.Context, ns Namespace, h vfs.Hash) error {
 	l.fetched.Add(1)
 	l.markKnown(ns, h)
 	if ns == Blobs {
-		r.evict(ctx)
+		r.evict(ctx, h)
 	}
 	return nil
 }
@@ -344,10 +344,12 @@ func (r *Repo) RemoteCache() CacheStats {
 }
 
 // evict deletes least recently used fetched blobs until the cache fits its
-// bound, skipping pinned ones. It holds the gc lock exclusively while it
-// deletes, as garbage collection does, so no Put relies on a blob being
-// deleted.
-func (r *Repo) evict(ctx context.Context) {
+// bound, skipping pinned ones and keep, the blob just fetched for a reader
+// that has not opened it yet (deleted, its reader would fail; kept, the
+// cache is over its bound by at most that blob until the next fetch). It
+// holds the gc lock exclusively while it deletes, as garbage collection
+// does, so no Put relies on a blob being deleted.
+func (r *Repo) evict(ctx context.Context, keep vfs.Hash) {
 	l := r.remote
 	l.cacheMu.Lock()
 	over := l.bytes > l.opts.CacheBytes
@@ -365,7 +367,7 @@ func (r *Repo) evict(ctx context.Context) {
 		prev := e.Prev()
 		ce := e.Value.(cacheEntry)
 		_, fresh := r.pins.fresh[ce.h]
-		if r.pins.counts[ce.h] == 0 && !fresh && ce.h != vfs.EmptyHash {
+		if r.pins.counts[ce.h] == 0 && !fresh && ce.h != vfs.EmptyHash && ce.h != keep {
 			if err := r.store.Delete(ctx, Blobs, ce.h); err != nil {
 				l.log.Warn("remote cache: evict", "blob", ce.h.Short(), "err", err)
 				return

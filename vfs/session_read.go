@@ -208,6 +208,11 @@ func (s *Session) WalkBlobRefs(fn func(Hash)) error {
 		hist = append(hist, h)
 	}
 	trees := []Tree{s.tree}
+	if s.hist.trimmed {
+		// The history starts at a state no snapshot holds: its content is
+		// what rewinds to the start still need.
+		trees = append(trees, s.hist.cps[0].tree)
+	}
 	for f := range s.frozen {
 		trees = append(trees, f.Tree)
 	}
