@@ -41,7 +41,9 @@ type Repo struct {
 
 	remote *remoteLink // the shared remote store, if any (SetRemote)
 
-	manifests manifestCache // recently written or read manifests
+	manifests manifestCache  // recently written or read manifests
+	lazyCache *vfs.LazyCache // directories lazily loaded trees decoded
+	eager     bool           // load every snapshot whole (tests compare the two)
 
 	pins pinSet
 	// gc is held shared by every Put until the new blob is pinned, and
@@ -70,6 +72,14 @@ type RepoOptions struct {
 	SessionUID func(s *vfs.Session) string
 }
 
+// eagerLoad makes new repositories load every snapshot whole (tests and
+// benchmarks compare the two ways).
+var eagerLoad bool
+
+// lazyCacheEntries bounds the directory entries lazily loaded trees keep
+// decoded: some 64 MiB.
+const lazyCacheEntries = 256 << 10
+
 // OpenRepo opens the repository whose sessions live under sessionsDir and
 // whose content is in store, recovering every session found there.
 func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOptions) (*Repo, error) {
@@ -83,7 +93,9 @@ func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOpt
 		store: store, sessionsDir: sessionsDir, clock: opts.Clock, policy: opts.Policy, quota: opts.Quota, sessionUID: opts.SessionUID,
 		sessions: make(map[string]*vfs.Session), snaps: make(map[string]*Snapshot),
 		index: make(map[vfs.Hash]manifestLoc), indexed: make(map[vfs.Hash]bool), packs: make(map[vfs.Hash]bool),
-		pins: pinSet{counts: make(map[vfs.Hash]int)},
+		pins:      pinSet{counts: make(map[vfs.Hash]int)},
+		lazyCache: vfs.NewLazyCache(lazyCacheEntries),
+		eager:     eagerLoad,
 	}
 	entries, err := os.ReadDir(sessionsDir)
 	if err != nil {

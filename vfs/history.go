@@ -387,7 +387,7 @@ func (s *Session) resolveUppers(ctx context.Context, t Tree, after uint64) (Tree
 		ino  uint64
 	}
 	pending := map[uint64][]name{}
-	_ = t.Walk(Root, func(p Path, n Node) error {
+	_ = t.walkLoaded(Root, func(p Path, n Node) error {
 		if n.IsFile() && n.Upper != 0 {
 			pending[n.Upper] = append(pending[n.Upper], name{p, n.Ino})
 		}

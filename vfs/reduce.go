@@ -13,6 +13,10 @@ func Reduce(t Tree, e *Event) (Tree, error) {
 	if err := checkEventPaths(e); err != nil {
 		return t, err
 	}
+	t, err := expandFor(t, e)
+	if err != nil {
+		return Tree{}, err
+	}
 	switch e.Op {
 	case OpBatch:
 		return reduceBatch(t, e)

@@ -331,7 +331,7 @@ func (s *Session) settleLocked(old, t Tree, e *Event) {
 // were never acknowledged), and removes the rest.
 func (s *Session) recoverUppers() error {
 	var err error
-	_ = s.tree.Walk(Root, func(p Path, n Node) error {
+	_ = s.tree.walkLoaded(Root, func(p Path, n Node) error {
 		if n.Upper == 0 {
 			return nil
 		}
