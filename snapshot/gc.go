@@ -62,7 +62,14 @@ func (r *Repo) GC(ctx context.Context) (GCReport, error) {
 		m.snapshot(snap)
 		rep.Snapshots++
 	}
-	for _, s := range r.Sessions() {
+	// What a session references is in its journal and upper files: every
+	// session must be open, and one that cannot be fails the collection
+	// (nothing it may reference is deleted).
+	sessions, err := r.OpenSessions()
+	if err != nil {
+		return rep, fmt.Errorf("gc: %w", err)
+	}
+	for _, s := range sessions {
 		s.BlobRefs(m.mark)
 		rep.Sessions++
 	}
