@@ -30,9 +30,9 @@ type Repo struct {
 	sessionUID  func(s *vfs.Session) string
 
 	mu       sync.Mutex
-	sessions map[string]*sessionSlot // by ID; opened on first use
-	closed   bool                    // Close was called: nothing opens any more
-	opens    int64                   // sessions opened by vfs.Open (OpenCount)
+	sessions map[string]*sessionSlot  // by ID; opened on first use
+	closed   bool                     // Close was called: nothing opens any more
+	opens    int64                    // sessions opened by vfs.Open (OpenCount)
 	snaps    map[string]*Snapshot     // loaded snapshots, by ID
 	index    map[vfs.Hash]manifestLoc // where each known manifest is stored
 	indexed  map[vfs.Hash]bool        // records whose manifests are indexed
