@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +30,10 @@ type CowOptions struct {
 	Dir     string // where to build workspaces; the system temp dir when ""
 	Repeats int    // timed repetitions per measurement (the median is reported)
 	Log     io.Writer
+	// Self is the vfsd binary, re-run as `vfsd bench reopen-read` to time
+	// reopening the repository in a fresh process; without it the reopen
+	// figures are left out.
+	Self string
 }
 
 // CowResult is one line of `vfsd bench cow`.
@@ -53,6 +58,16 @@ type CowResult struct {
 	CpAMs               float64 `json:"cp_a_ms"`
 	FullVsCpA           float64 `json:"snapshot_full_vs_cp_a"`
 	MetaBytesPerFile    float64 `json:"meta_bytes_per_file"`
+	// ReopenReadMs is a fresh process (vfsd bench reopen-read) opening the
+	// closed repository and reading one file of a session whose base is
+	// the workspace's snapshot: the median of Repeats runs, each timed
+	// inside the process from before the store is opened to after the
+	// read (process start-up not included).
+	ReopenReadMs float64 `json:"reopen_read_ms,omitempty"`
+	// ReopenRead100Ms is the same with 100 more sessions (forks of the
+	// workspace, one write each) in the repository; rounds alternate with
+	// ReopenReadMs's.
+	ReopenRead100Ms float64 `json:"reopen_read_100_sessions_ms,omitempty"`
 }
 
 // fileLayout places file i of a workspace: 50 files per directory, 20
@@ -197,7 +212,131 @@ func cowOnce(ctx context.Context, opts CowOptions, n int) (CowResult, error) {
 	}
 	res.CpAMs = ms(time.Since(t))
 	res.FullVsCpA = round(res.SnapshotFullMs / res.CpAMs)
+
+	if opts.Self != "" {
+		fmt.Fprintln(opts.Log, "timing reopening the repository and reading one file, in fresh processes...")
+		if res.ReopenReadMs, res.ReopenRead100Ms, err = reopenRead(ctx, opts, repo, root, base.ID, n); err != nil {
+			return res, fmt.Errorf("reopen and read: %w", err)
+		}
+	}
 	return res, nil
+}
+
+// reopenExtraSessions is how many more sessions ReopenRead100Ms's
+// repository holds.
+const reopenExtraSessions = 100
+
+// reopenRead sets up two session directories over repo's store — one with
+// a session forked from base and changed once, the other with the same
+// plus 100 forks — closes repo (releasing the store's lock), and times
+// fresh processes opening each and reading one file of that session,
+// alternating between the two. It returns the medians.
+func reopenRead(ctx context.Context, opts CowOptions, repo *snapshot.Repo, root, base string, n int) (float64, float64, error) {
+	const target = "reopen-target"
+	path := fileLayout(n / 2)
+	prepare := func(r *snapshot.Repo, extra int) error {
+		forks := []string{target}
+		for i := range extra {
+			forks = append(forks, fmt.Sprintf("extra-%03d", i))
+		}
+		for _, id := range forks {
+			s, err := r.Fork(ctx, snapshot.Source{Snapshot: base}, snapshot.SessionOptions{ID: id})
+			if err != nil {
+				return err
+			}
+			if _, err := s.WriteFile(ctx, fileLayout(0), strings.NewReader(id), vfs.WriteOptions{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	few, many := filepath.Join(root, "sessions-reopen"), filepath.Join(root, "sessions-reopen-100")
+	for _, c := range []struct {
+		dir   string
+		extra int
+	}{{few, 0}, {many, reopenExtraSessions}} {
+		r, err := snapshot.OpenRepo(ctx, repo.Store(), c.dir, snapshot.RepoOptions{})
+		if err != nil {
+			return 0, 0, err
+		}
+		err = prepare(r, c.extra)
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := repo.Close(); err != nil { // the store too: the child takes its lock
+		return 0, 0, err
+	}
+	run := func(sessions string) (time.Duration, error) {
+		quiesce(root)
+		cmd := exec.CommandContext(ctx, opts.Self, "bench", "reopen-read", "--store", filepath.Join(root, "store"),
+			"--sessions", sessions, "--session", target, "--path", string(path))
+		out, err := cmd.Output()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			return 0, fmt.Errorf("%s bench reopen-read: %v: %s", opts.Self, err, bytes.TrimSpace(stderr))
+		}
+		var r ReopenReadResult
+		if err := json.Unmarshal(out, &r); err != nil {
+			return 0, fmt.Errorf("bench reopen-read printed %q: %w", out, err)
+		}
+		return time.Duration(r.ElapsedMs * float64(time.Millisecond)), nil
+	}
+	var a, b []time.Duration
+	for range opts.Repeats {
+		d, err := run(few)
+		if err != nil {
+			return 0, 0, err
+		}
+		a = append(a, d)
+		if d, err = run(many); err != nil {
+			return 0, 0, err
+		}
+		b = append(b, d)
+	}
+	return medianMs(a), medianMs(b), nil
+}
+
+// ReopenReadResult is what `vfsd bench reopen-read` prints.
+type ReopenReadResult struct {
+	ElapsedMs float64 `json:"elapsed_ms"`
+	Bytes     int     `json:"bytes"`
+}
+
+// ReopenRead opens the repository of store dir storeDir and sessions dir
+// sessionsDir and reads file path of session id, timing it all: the body
+// of `vfsd bench reopen-read`, run in a fresh process.
+func ReopenRead(ctx context.Context, storeDir, sessionsDir, id, path string) (ReopenReadResult, error) {
+	p, err := vfs.ParsePath(path)
+	if err != nil {
+		return ReopenReadResult{}, err
+	}
+	start := time.Now()
+	store, err := snapshot.OpenLocal(storeDir)
+	if err != nil {
+		return ReopenReadResult{}, err
+	}
+	defer store.Close()
+	repo, err := snapshot.OpenRepo(ctx, store, sessionsDir, snapshot.RepoOptions{})
+	if err != nil {
+		return ReopenReadResult{}, err
+	}
+	defer repo.Close()
+	s, err := repo.Session(id)
+	if err != nil {
+		return ReopenReadResult{}, err
+	}
+	b, _, err := s.ReadFile(ctx, p)
+	if err != nil {
+		return ReopenReadResult{}, err
+	}
+	return ReopenReadResult{ElapsedMs: ms(time.Since(start)), Bytes: len(b)}, nil
 }
 
 // buildBase writes n files' content to the store, deferred and in parallel,
