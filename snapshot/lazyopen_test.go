@@ -1,7 +1,9 @@
 package snapshot_test
 
 import (
+	"context"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -220,4 +222,84 @@ func TestUnopenedSessionHoldsRestoredSnapshot(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "1", read(t, s2, "a.txt"))
 	require.Equal(t, "after the restore", read(t, s2, "b.txt"))
+}
+
+// countingStore counts the records read from a store.
+type countingStore struct {
+	snapshot.Store
+	mu      sync.Mutex
+	records int
+	lists   int
+}
+
+func (c *countingStore) Open(ctx context.Context, ns snapshot.Namespace, h vfs.Hash) (vfs.Blob, error) {
+	if ns == snapshot.Records {
+		c.mu.Lock()
+		c.records++
+		c.mu.Unlock()
+	}
+	return c.Store.Open(ctx, ns, h)
+}
+
+func (c *countingStore) List(ctx context.Context, ns snapshot.Namespace, fn func(h vfs.Hash, size int64) error) error {
+	if ns == snapshot.Records {
+		c.mu.Lock()
+		c.lists++
+		c.mu.Unlock()
+	}
+	return c.Store.List(ctx, ns, fn)
+}
+
+func (c *countingStore) counts() (records, lists int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.records, c.lists
+}
+
+// TestOpenReadsOnlyTheRecordsItNeeds: opening a repository reads no
+// snapshot record, and opening a session whose base shares manifests with
+// its ancestors reads those ancestors' records, not every record.
+func TestOpenReadsOnlyTheRecordsItNeeds(t *testing.T) {
+	r, store, dir := newRepo(t)
+	s, err := r.NewSession(ctx, snapshot.SessionOptions{ID: "main"})
+	require.NoError(t, err)
+	for i := range 20 {
+		write(t, s, fmt.Sprintf("d%02d/f.txt", i), "v1")
+	}
+	_, err = r.Snapshot(ctx, s, "gen 1")
+	require.NoError(t, err)
+	write(t, s, "d00/f.txt", "v2")
+	gen2, err := r.Snapshot(ctx, s, "gen 2: one directory changed; the others' manifests are gen 1's")
+	require.NoError(t, err)
+	// Many unrelated snapshots.
+	other, err := r.NewSession(ctx, snapshot.SessionOptions{ID: "other"})
+	require.NoError(t, err)
+	for i := range 30 {
+		write(t, other, fmt.Sprintf("o%02d.txt", i), "x")
+		_, err := r.Snapshot(ctx, other, "")
+		require.NoError(t, err)
+	}
+	fork, err := r.Fork(ctx, snapshot.Source{Snapshot: gen2.ID}, snapshot.SessionOptions{ID: "fork"})
+	require.NoError(t, err)
+	write(t, fork, "d05/g.txt", "fork")
+	require.NoError(t, r.Close())
+
+	cs := &countingStore{Store: store}
+	r2, err := snapshot.OpenRepo(ctx, cs, filepath.Join(dir, "sessions"), snapshot.RepoOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { r2.Close() })
+	records, lists := cs.counts()
+	require.Zero(t, records, "opening a repository reads no snapshot record")
+	require.Zero(t, lists)
+
+	f, err := r2.Session("fork")
+	require.NoError(t, err)
+	require.Equal(t, "v1", read(t, f, "d07/f.txt"))
+	require.Equal(t, "v2", read(t, f, "d00/f.txt"))
+	require.Equal(t, "fork", read(t, f, "d05/g.txt"))
+	records, lists = cs.counts()
+	require.Zero(t, lists, "no scan of every record")
+	// The base's record (read by Get, and again by the tree load) and its
+	// parent's, not the 30 others.
+	require.LessOrEqual(t, records, 3)
 }
