@@ -194,7 +194,7 @@ func TestCloseWhileOpening(t *testing.T) {
 		require.ErrorIs(t, err, vfs.ErrClosed)
 	}
 	_, err = r2.Session("one")
-	require.Error(t, err)
+	require.ErrorIs(t, err, vfs.ErrClosed)
 }
 
 func TestUnopenedSessionHoldsRestoredSnapshot(t *testing.T) {

@@ -84,6 +84,9 @@ type sessionSlot struct {
 	// that open ends, with s or err set.
 	opening chan struct{}
 	err     error // the last failed open's error, for the uses that waited on it
+	// needs caches vfs.JournalSnapshots of a session not open: nothing
+	// writes its journal until it is opened. Guarded by Repo.mu.
+	needs []string
 }
 
 // OpenRepo opens the repository whose sessions live under sessionsDir and
@@ -305,15 +308,15 @@ func (r *Repo) Session(id string) (*vfs.Session, error) {
 	for {
 		sl := r.sessions[id]
 		switch {
+		case r.closed:
+			r.mu.Unlock()
+			return nil, errRepoClosed("session", id)
 		case sl == nil || sl.creating:
 			r.mu.Unlock()
 			return nil, &vfs.Error{Op: "session", Path: id, Code: vfs.CodeNotFound, Msg: "no such session"}
 		case sl.s != nil:
 			r.mu.Unlock()
 			return sl.s, nil
-		case r.closed:
-			r.mu.Unlock()
-			return nil, errRepoClosed("session", id)
 		case sl.opening != nil: // another use is opening it: wait for that
 			ch := sl.opening
 			r.mu.Unlock()
@@ -428,15 +431,16 @@ func (r *Repo) OpenSessions() ([]*vfs.Session, error) {
 // opening it.
 func (r *Repo) sessionSnapshots(ctx context.Context) (map[string][]string, error) {
 	type found struct {
-		id  string
-		dir string
-		s   *vfs.Session
+		id    string
+		sl    *sessionSlot
+		s     *vfs.Session
+		needs []string
 	}
 	r.mu.Lock()
 	all := make([]found, 0, len(r.sessions))
 	for id, sl := range r.sessions {
 		if !sl.creating { // one being created holds its base through r.records
-			all = append(all, found{id, sl.dir, sl.s})
+			all = append(all, found{id, sl, sl.s, sl.needs})
 		}
 	}
 	r.mu.Unlock()
@@ -445,17 +449,27 @@ func (r *Repo) sessionSnapshots(ctx context.Context) (map[string][]string, error
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if f.s != nil {
+		switch {
+		case f.s != nil:
 			out[f.id] = f.s.Snapshots()
 			continue
+		case f.needs != nil:
+			out[f.id] = f.needs
+			continue
 		}
-		ids, err := vfs.JournalSnapshots(f.dir)
+		ids, err := vfs.JournalSnapshots(f.sl.dir)
 		if errors.Is(err, vfs.ErrNoSession) {
 			continue // deleted meanwhile
 		}
 		if err != nil {
-			return nil, &SessionOpenError{ID: f.id, Dir: f.dir, Err: err}
+			return nil, &SessionOpenError{ID: f.id, Dir: f.sl.dir, Err: err}
 		}
+		if ids == nil {
+			ids = []string{}
+		}
+		r.mu.Lock()
+		f.sl.needs = ids
+		r.mu.Unlock()
 		out[f.id] = ids
 	}
 	return out, nil
