@@ -68,6 +68,11 @@ type CowResult struct {
 	// workspace, one write each) in the repository; rounds alternate with
 	// ReopenReadMs's.
 	ReopenRead100Ms float64 `json:"reopen_read_100_sessions_ms,omitempty"`
+	// ReopenRepoMs and ReopenRepo100Ms are the part of those spent opening
+	// the store and the repository, before the session is opened (its
+	// journal replayed, its base loaded) and the file read.
+	ReopenRepoMs    float64 `json:"reopen_repo_ms,omitempty"`
+	ReopenRepo100Ms float64 `json:"reopen_repo_100_sessions_ms,omitempty"`
 }
 
 // fileLayout places file i of a workspace: 50 files per directory, 20
@@ -215,9 +220,12 @@ func cowOnce(ctx context.Context, opts CowOptions, n int) (CowResult, error) {
 
 	if opts.Self != "" {
 		fmt.Fprintln(opts.Log, "timing reopening the repository and reading one file, in fresh processes...")
-		if res.ReopenReadMs, res.ReopenRead100Ms, err = reopenRead(ctx, opts, repo, root, base.ID, n); err != nil {
+		few, many, err := reopenRead(ctx, opts, repo, root, base.ID, n)
+		if err != nil {
 			return res, fmt.Errorf("reopen and read: %w", err)
 		}
+		res.ReopenReadMs, res.ReopenRepoMs = few.ElapsedMs, few.OpenRepoMs
+		res.ReopenRead100Ms, res.ReopenRepo100Ms = many.ElapsedMs, many.OpenRepoMs
 	}
 	return res, nil
 }
@@ -231,7 +239,7 @@ const reopenExtraSessions = 100
 // plus 100 forks — closes repo (releasing the store's lock), and times
 // fresh processes opening each and reading one file of that session,
 // alternating between the two. It returns the medians.
-func reopenRead(ctx context.Context, opts CowOptions, repo *snapshot.Repo, root, base string, n int) (float64, float64, error) {
+func reopenRead(ctx context.Context, opts CowOptions, repo *snapshot.Repo, root, base string, n int) (few, many ReopenReadResult, err error) {
 	const target = "reopen-target"
 	path := fileLayout(n / 2)
 	prepare := func(r *snapshot.Repo, extra int) error {
@@ -250,27 +258,27 @@ func reopenRead(ctx context.Context, opts CowOptions, repo *snapshot.Repo, root,
 		}
 		return nil
 	}
-	few, many := filepath.Join(root, "sessions-reopen"), filepath.Join(root, "sessions-reopen-100")
+	fewDir, manyDir := filepath.Join(root, "sessions-reopen"), filepath.Join(root, "sessions-reopen-100")
 	for _, c := range []struct {
 		dir   string
 		extra int
-	}{{few, 0}, {many, reopenExtraSessions}} {
+	}{{fewDir, 0}, {manyDir, reopenExtraSessions}} {
 		r, err := snapshot.OpenRepo(ctx, repo.Store(), c.dir, snapshot.RepoOptions{})
 		if err != nil {
-			return 0, 0, err
+			return few, many, err
 		}
 		err = prepare(r, c.extra)
 		if cerr := r.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			return 0, 0, err
+			return few, many, err
 		}
 	}
 	if err := repo.Close(); err != nil { // the store too: the child takes its lock
-		return 0, 0, err
+		return few, many, err
 	}
-	run := func(sessions string) (time.Duration, error) {
+	run := func(sessions string) (ReopenReadResult, error) {
 		quiesce(root)
 		cmd := exec.CommandContext(ctx, opts.Self, "bench", "reopen-read", "--store", filepath.Join(root, "store"),
 			"--sessions", sessions, "--session", target, "--path", string(path))
@@ -280,33 +288,50 @@ func reopenRead(ctx context.Context, opts CowOptions, repo *snapshot.Repo, root,
 			if ee, ok := err.(*exec.ExitError); ok {
 				stderr = ee.Stderr
 			}
-			return 0, fmt.Errorf("%s bench reopen-read: %v: %s", opts.Self, err, bytes.TrimSpace(stderr))
+			return ReopenReadResult{}, fmt.Errorf("%s bench reopen-read: %v: %s", opts.Self, err, bytes.TrimSpace(stderr))
 		}
 		var r ReopenReadResult
 		if err := json.Unmarshal(out, &r); err != nil {
-			return 0, fmt.Errorf("bench reopen-read printed %q: %w", out, err)
+			return r, fmt.Errorf("bench reopen-read printed %q: %w", out, err)
 		}
-		return time.Duration(r.ElapsedMs * float64(time.Millisecond)), nil
+		return r, nil
 	}
-	var a, b []time.Duration
+	var a, b []ReopenReadResult
 	for range opts.Repeats {
-		d, err := run(few)
+		r, err := run(fewDir)
 		if err != nil {
-			return 0, 0, err
+			return few, many, err
 		}
-		a = append(a, d)
-		if d, err = run(many); err != nil {
-			return 0, 0, err
+		a = append(a, r)
+		if r, err = run(manyDir); err != nil {
+			return few, many, err
 		}
-		b = append(b, d)
+		b = append(b, r)
 	}
-	return medianMs(a), medianMs(b), nil
+	return medianReopen(a), medianReopen(b), nil
+}
+
+// medianReopen returns the median of each figure of rs.
+func medianReopen(rs []ReopenReadResult) ReopenReadResult {
+	med := func(f func(ReopenReadResult) float64) float64 {
+		ds := make([]time.Duration, len(rs))
+		for i, r := range rs {
+			ds[i] = time.Duration(f(r) * float64(time.Millisecond))
+		}
+		return medianMs(ds)
+	}
+	return ReopenReadResult{
+		ElapsedMs:  med(func(r ReopenReadResult) float64 { return r.ElapsedMs }),
+		OpenRepoMs: med(func(r ReopenReadResult) float64 { return r.OpenRepoMs }),
+		Bytes:      rs[0].Bytes,
+	}
 }
 
 // ReopenReadResult is what `vfsd bench reopen-read` prints.
 type ReopenReadResult struct {
-	ElapsedMs float64 `json:"elapsed_ms"`
-	Bytes     int     `json:"bytes"`
+	ElapsedMs  float64 `json:"elapsed_ms"`   // opening the store and the repository, the session, and reading
+	OpenRepoMs float64 `json:"open_repo_ms"` // the part before the session is opened
+	Bytes      int     `json:"bytes"`        // read
 }
 
 // ReopenRead opens the repository of store dir storeDir and sessions dir
@@ -328,6 +353,7 @@ func ReopenRead(ctx context.Context, storeDir, sessionsDir, id, path string) (Re
 		return ReopenReadResult{}, err
 	}
 	defer repo.Close()
+	openRepo := time.Since(start)
 	s, err := repo.Session(id)
 	if err != nil {
 		return ReopenReadResult{}, err
@@ -336,7 +362,7 @@ func ReopenRead(ctx context.Context, storeDir, sessionsDir, id, path string) (Re
 	if err != nil {
 		return ReopenReadResult{}, err
 	}
-	return ReopenReadResult{ElapsedMs: ms(time.Since(start)), Bytes: len(b)}, nil
+	return ReopenReadResult{ElapsedMs: ms(time.Since(start)), OpenRepoMs: ms(openRepo), Bytes: len(b)}, nil
 }
 
 // buildBase writes n files' content to the store, deferred and in parallel,
