@@ -303,3 +303,33 @@ func TestOpenReadsOnlyTheRecordsItNeeds(t *testing.T) {
 	// parent's, not the 30 others.
 	require.LessOrEqual(t, records, 3)
 }
+
+// BenchmarkOpenRepoSessions times opening a repository (warm page cache)
+// holding n sessions: it reads each session's journal header and opens
+// none, so the cost per session is one small read.
+func BenchmarkOpenRepoSessions(b *testing.B) {
+	for _, n := range []int{1, 100, 1000} {
+		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
+			dir := b.TempDir()
+			store, err := snapshot.OpenLocal(filepath.Join(dir, "store"))
+			require.NoError(b, err)
+			defer store.Close()
+			sessions := filepath.Join(dir, "sessions")
+			r, err := snapshot.OpenRepo(ctx, store, sessions, snapshot.RepoOptions{})
+			require.NoError(b, err)
+			for i := range n {
+				s, err := r.NewSession(ctx, snapshot.SessionOptions{ID: fmt.Sprintf("s%04d", i)})
+				require.NoError(b, err)
+				write(b, s, "f.txt", "x")
+			}
+			require.NoError(b, r.Close())
+			for b.Loop() {
+				r, err := snapshot.OpenRepo(ctx, store, sessions, snapshot.RepoOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.Close()
+			}
+		})
+	}
+}
