@@ -75,8 +75,9 @@ type RepoOptions struct {
 // sessionSlot is one session of the repository: found on disk (dir, from
 // its journal header), and open once something used it.
 type sessionSlot struct {
-	dir string
-	s   *vfs.Session // nil until opened (or while NewSession creates it)
+	dir     string
+	created int64        // the journal header's Created
+	s       *vfs.Session // nil until opened (or while NewSession creates it)
 	// creating is set while NewSession creates the session: the ID is
 	// taken but the session is not there yet.
 	creating bool
@@ -130,14 +131,17 @@ func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOpt
 			_ = os.RemoveAll(dir)
 			continue
 		case err != nil:
+			// Without its header the directory cannot even be named.
 			r.Close()
-			return nil, fmt.Errorf("open repo: %w", err)
+			return nil, fmt.Errorf("open repo: %w; move %s out of %s to open the repository without it", err, dir, sessionsDir)
 		}
-		if prev := r.sessions[hdr.Session]; prev != nil {
-			r.Close()
-			return nil, fmt.Errorf("open repo: session %s is in both %s and %s; move one of them out of %s", hdr.Session, prev.dir, dir, sessionsDir)
+		if prev := r.sessions[hdr.Session]; prev != nil && prev.created >= hdr.Created {
+			// Two directories name one session only when a deletion
+			// was cut short and the ID used again: the newer is the
+			// session; the older is left as it is.
+			continue
 		}
-		r.sessions[hdr.Session] = &sessionSlot{dir: dir}
+		r.sessions[hdr.Session] = &sessionSlot{dir: dir, created: hdr.Created}
 	}
 	r.slots = newSlotPool(sessionsDir, slots)
 	// Files start empty; keep the empty blob in the store for readers that
