@@ -184,8 +184,9 @@ func lockDataDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// recover loads the metadata, opens the repository (which recovers every
-// session) and pairs them up.
+// recover loads the metadata, opens the repository (which finds the
+// sessions without opening them) and pairs them up; it opens only the
+// sessions it must mount again (and any without metadata, to adopt them).
 func (d *Daemon) recover(ctx context.Context) error {
 	metas, err := d.metas.loadAll()
 	if err != nil {
