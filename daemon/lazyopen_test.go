@@ -124,3 +124,30 @@ func corruptSessionJournal(t *testing.T, dataDir, id string) {
 	}
 	t.Fatalf("no directory holds session %s", id)
 }
+
+// TestRestartOpensOnlyMountedSessions: at start the daemon opens exactly
+// the sessions it mounts again.
+func TestRestartOpensOnlyMountedSessions(t *testing.T) {
+	if !fuseAvailable() {
+		t.Skip("needs /dev/fuse and root")
+	}
+	cfg := newConfig(t)
+	s := start(t, cfg)
+	ctx := context.Background()
+	for _, id := range []string{"a", "mounted", "z"} {
+		_, err := s.c.CreateSession(ctx, api.CreateSessionRequest{ID: id})
+		require.NoError(t, err)
+	}
+	dir := t.TempDir()
+	_, err := s.c.Mount(ctx, "mounted", api.MountRequest{Dir: dir})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "m.txt"), []byte("through the mount\n"), 0o644))
+	s.stop()
+
+	s2 := start(t, cfg)
+	require.EqualValues(t, 1, daemon.OpenedSessions(s2.d), "only the mounted session is opened at start")
+	b, err := os.ReadFile(filepath.Join(dir, "m.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "through the mount\n", string(b))
+	require.NoError(t, s2.c.Unmount(ctx, "mounted", dir))
+}
