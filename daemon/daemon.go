@@ -303,6 +303,11 @@ func (d *Daemon) open(e *entry) error {
 	case cur != e: // closed meanwhile
 		return errClosed(e.id)
 	}
+	select {
+	case <-d.stopping: // Close has passed this entry, or is about to
+		return apiErr(api.CodeUnavailable, "the daemon is shutting down; retry once it is back")
+	default:
+	}
 	s, err := d.repo.Session(e.id)
 	var oe *snapshot.SessionOpenError
 	if errors.As(err, &oe) {
