@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -88,7 +89,7 @@ func (r *Repo) DeleteSnapshots(ctx context.Context, ids []string, opts DeleteOpt
 		h, _ := vfs.ParseHash(id)
 		doomed[h] = true
 	}
-	if err := r.checkUnheld(ids, opts.Holders); err != nil {
+	if err := r.checkUnheld(ctx, ids, opts.Holders); err != nil {
 		return nil, err
 	}
 	rep := &DeleteReport{Deleted: []string{}}
@@ -119,12 +120,16 @@ func (r *Repo) DeleteSnapshots(ctx context.Context, ids []string, opts DeleteOpt
 
 // checkUnheld fails with an *InUseError if a live session or holders holds
 // one of ids.
-func (r *Repo) checkUnheld(ids []string, holders func(string) []string) error {
+func (r *Repo) checkUnheld(ctx context.Context, ids []string, holders func(string) []string) error {
 	held := make(map[string][]string)
-	for _, s := range r.Sessions() {
-		for _, id := range s.Snapshots() {
+	needs, err := r.sessionSnapshots(ctx)
+	if err != nil {
+		return fmt.Errorf("delete snapshots: %w", err)
+	}
+	for _, sid := range slices.Sorted(maps.Keys(needs)) {
+		for _, id := range needs[sid] {
 			if slices.Contains(ids, id) {
-				held[id] = append(held[id], "session "+s.ID())
+				held[id] = append(held[id], "session "+sid)
 			}
 		}
 	}

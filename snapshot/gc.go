@@ -64,7 +64,14 @@ func (r *Repo) GC(ctx context.Context) (GCReport, error) {
 		}
 		rep.Snapshots++
 	}
-	for _, s := range r.Sessions() {
+	// What a session references is in its journal and upper files: every
+	// session must be open, and one that cannot be fails the collection
+	// (nothing it may reference is deleted).
+	sessions, err := r.OpenSessions()
+	if err != nil {
+		return rep, fmt.Errorf("gc: %w", err)
+	}
+	for _, s := range sessions {
 		if err := s.WalkBlobRefs(m.mark); err != nil {
 			return rep, fmt.Errorf("gc: session %s: %w", s.ID(), err)
 		}
