@@ -107,10 +107,16 @@ func (d *Daemon) handlePush(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return apiErr(api.CodeUnavailable, "%v; what was uploaded stays, so pushing again sends only the rest", err)
 	}
-	writeJSON(w, http.StatusOK, api.PushReport{Snapshot: rep.Snapshot, Blobs: rep.Blobs, Records: rep.Records,
-		Uploaded: rep.Uploaded, UploadedBlobs: rep.UploadedBlobs, UploadedBytes: rep.UploadedBytes,
-		Present: rep.Present, DurationMs: float64(rep.Duration.Microseconds()) / 1000})
+	writeJSON(w, http.StatusOK, apiPushReport(rep))
 	return nil
+}
+
+// apiPushReport is a push report on the wire.
+func apiPushReport(rep snapshot.PushReport) *api.PushReport {
+	return &api.PushReport{Snapshot: rep.Snapshot, Blobs: rep.Blobs, Records: rep.Records,
+		Uploaded: rep.Uploaded, UploadedBlobs: rep.UploadedBlobs, UploadedBytes: rep.UploadedBytes,
+		UploadedManifests: rep.UploadedManifests,
+		Present:           rep.Present, DurationMs: float64(rep.Duration.Microseconds()) / 1000}
 }
 
 func (d *Daemon) handleRemoteStatus(w http.ResponseWriter, r *http.Request) error {
@@ -120,6 +126,9 @@ func (d *Daemon) handleRemoteStatus(w http.ResponseWriter, r *http.Request) erro
 		out.Pending, out.LastPush, out.LastError = st.Pending, st.LastPush, st.LastError
 		out.CacheBlobs, out.CacheBytes, out.CacheLimit = cs.Blobs, cs.Bytes, cs.Limit
 		out.Fetched, out.Uploaded = cs.Fetched, cs.Uploaded
+		if st.LastReport != nil {
+			out.LastPushReport = apiPushReport(*st.LastReport)
+		}
 	}
 	if out.Pending == nil {
 		out.Pending = []string{}
