@@ -741,7 +741,8 @@ func (r *Repo) uploadOne(ctx context.Context, k objKey) (int64, error) {
 		return 0, fmt.Errorf("upload %s %s: %w", objectNoun(k.ns), k.h.Short(), err)
 	}
 	defer b.Close()
-	h, n, err := l.store.Put(ctx, k.ns, io.NewSectionReader(b, 0, b.Size()), PutOptions{})
+	// Every object pushed is one the listing of the remote lacked.
+	h, n, err := l.store.Put(ctx, k.ns, io.NewSectionReader(b, 0, b.Size()), PutOptions{Absent: true})
 	if err != nil {
 		return 0, fmt.Errorf("upload %s %s to %v: %w", objectNoun(k.ns), k.h.Short(), l.store, err)
 	}
