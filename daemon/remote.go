@@ -153,3 +153,22 @@ func (d *Daemon) handleRemoteGC(w http.ResponseWriter, r *http.Request) error {
 		DurationMs: float64(rep.Duration.Microseconds()) / 1000})
 	return nil
 }
+
+// deleteRemoteSnapshots deletes from the remote, if the daemon has one, the
+// records of snapshots just deleted locally on request (vfsd snapshot rm;
+// not the snapshots a closing session releases, which other daemons may
+// have forked). Their blobs go at the remote's next garbage collection.
+func (d *Daemon) deleteRemoteSnapshots(ctx context.Context, ids []string, resp *api.DeleteSnapshotsResponse) error {
+	if d.repo.Remote() == nil || len(ids) == 0 {
+		return nil
+	}
+	deleted, err := d.repo.DeleteRemote(ctx, ids)
+	if len(deleted) > 0 {
+		d.log.Info("snapshots deleted from the remote", "snapshots", deleted)
+	}
+	resp.RemoteDeleted = deleted
+	if err != nil {
+		return apiErr(api.CodeUnavailable, "snapshots %v were deleted here, but not all from the remote: %v; run vfsd snapshot rm again once the remote is reachable (it finds them there)", ids, err)
+	}
+	return nil
+}

@@ -267,6 +267,12 @@ func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, erro
 			break
 		}
 		b, err := m.r.readObject(ctx, Records, ph)
+		if errors.Is(err, vfs.ErrNotFound) {
+			// The ancestor was deleted (its manifests moved to a pack):
+			// the remote's records are searched below.
+			m.parent = ""
+			break
+		}
 		if err != nil {
 			return nil, fmt.Errorf("manifest %s: ancestor %s: %w", h.Short(), ph.Short(), err)
 		}

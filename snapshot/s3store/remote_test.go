@@ -224,3 +224,70 @@ func TestPushAfterTenChanges(t *testing.T) {
 	c = cs.reset()
 	require.Zero(t, c.puts[snapshot.Blobs]+c.puts[snapshot.Records]+c.lists+c.stats+c.touches)
 }
+
+// TestDeleteRemote deletes a pushed snapshot from the remote: its record
+// goes, a child snapshot that shares its manifests still forks whole
+// elsewhere, and remote garbage collection then collects the blob only the
+// deleted snapshot referenced.
+func TestDeleteRemote(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, testConfig(t))
+	defer s.Close()
+	const grace = 2 * time.Second
+	a := repoOn(t, s, grace)
+	sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
+	require.NoError(t, err)
+	files := map[string]string{"src/a.go": "a v1", "src/b.go": "b", "docs/README": "readme"}
+	for f, c := range files {
+		_, err := sa.WriteFile(ctx, vfs.MustPath(f), strings.NewReader(c), vfs.WriteOptions{CreateParents: true})
+		require.NoError(t, err)
+	}
+	first, err := a.Snapshot(ctx, sa, "first")
+	require.NoError(t, err)
+	_, err = a.Push(ctx, first.ID)
+	require.NoError(t, err)
+	files["src/a.go"] = "a v2"
+	_, err = sa.WriteFile(ctx, vfs.MustPath("src/a.go"), strings.NewReader("a v2"), vfs.WriteOptions{})
+	require.NoError(t, err)
+	second, err := a.Snapshot(ctx, sa, "second")
+	require.NoError(t, err)
+	_, err = a.Push(ctx, second.ID)
+	require.NoError(t, err)
+
+	require.NoError(t, a.DeleteSession("a"))
+	_, err = a.DeleteSnapshots(ctx, []string{first.ID}, snapshot.DeleteOptions{})
+	require.NoError(t, err)
+	deleted, err := a.DeleteRemote(ctx, []string{first.ID})
+	require.NoError(t, err)
+	require.Equal(t, []string{first.ID}, deleted)
+	id, err := vfs.ParseHash(first.ID)
+	require.NoError(t, err)
+	_, err = s.Stat(ctx, snapshot.Records, id)
+	require.ErrorIs(t, err, vfs.ErrNotFound)
+	deleted, err = a.DeleteRemote(ctx, []string{first.ID})
+	require.NoError(t, err)
+	require.Empty(t, deleted, "gone already")
+
+	// The child still forks whole on a repository that never saw either.
+	c := repoOn(t, s, grace)
+	sc, err := c.Fork(ctx, snapshot.Source{Snapshot: second.ID}, snapshot.SessionOptions{ID: "c"})
+	require.NoError(t, err)
+	for f, want := range files {
+		got, _, err := sc.ReadFile(ctx, vfs.MustPath(f))
+		require.NoError(t, err, f)
+		require.Equal(t, want, string(got), f)
+	}
+	_, err = c.Get(ctx, first.ID)
+	require.ErrorIs(t, err, vfs.ErrNotFound, "the deleted snapshot is in no remote record")
+
+	// Remote GC collects "a v1", which only the deleted snapshot had.
+	time.Sleep(grace + time.Second)
+	gc, err := c.RemoteGC(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, gc.Snapshots)
+	require.Equal(t, 1, gc.Deleted, "%+v", gc)
+	_, err = s.Stat(ctx, snapshot.Blobs, vfs.HashOf([]byte("a v1")))
+	require.ErrorIs(t, err, vfs.ErrNotFound)
+	_, err = s.Stat(ctx, snapshot.Blobs, vfs.HashOf([]byte("a v2")))
+	require.NoError(t, err)
+}
