@@ -3,14 +3,17 @@ package api
 // PushReport answers POST /v1/snapshots/{snap}/push: what uploading a
 // snapshot to the daemon's remote did.
 type PushReport struct {
-	Snapshot      string  `json:"snapshot"`
-	Blobs         int     `json:"blobs"`          // blobs the snapshot needs
-	Records       int     `json:"records"`        // records it needs: its own and those holding its manifests
-	Uploaded      int     `json:"uploaded"`       // objects sent now
-	UploadedBlobs int     `json:"uploaded_blobs"` // blobs among them
-	UploadedBytes int64   `json:"uploaded_bytes"`
-	Present       int     `json:"present"` // objects the remote had already
-	DurationMs    float64 `json:"duration_ms"`
+	Snapshot      string `json:"snapshot"`
+	Blobs         int    `json:"blobs"`          // blobs the snapshot needs
+	Records       int    `json:"records"`        // records it needs: its own and those holding its manifests
+	Uploaded      int    `json:"uploaded"`       // objects sent now
+	UploadedBlobs int    `json:"uploaded_blobs"` // blobs among them
+	UploadedBytes int64  `json:"uploaded_bytes"`
+	// UploadedManifests is how many directory manifests the uploaded
+	// records hold (a record packs the manifests its snapshot first wrote).
+	UploadedManifests int     `json:"uploaded_manifests"`
+	Present           int     `json:"present"` // objects the remote had already
+	DurationMs        float64 `json:"duration_ms"`
 }
 
 // RemoteStatus answers GET /v1/remote: the daemon's remote, its pushes and
@@ -25,6 +28,9 @@ type RemoteStatus struct {
 	CacheLimit int64    `json:"cache_limit"`
 	Fetched    int64    `json:"fetched"`  // objects fetched since the daemon started
 	Uploaded   int64    `json:"uploaded"` // objects uploaded since the daemon started
+	// LastPushReport is what the last background push did (the push a
+	// snapshot queues when it is taken); absent before the first.
+	LastPushReport *PushReport `json:"last_push_report,omitempty"`
 }
 
 // RemoteGCReport answers POST /v1/remote/gc: what a garbage collection of

@@ -112,4 +112,7 @@ type GCReport struct {
 // garbage collection (POST /v1/gc).
 type DeleteSnapshotsResponse struct {
 	Deleted []string `json:"deleted"`
+	// RemoteDeleted are those whose record the daemon's remote held and
+	// deleted too; remote garbage collection then reclaims their blobs.
+	RemoteDeleted []string `json:"remote_deleted,omitempty"`
 }

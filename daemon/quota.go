@@ -173,7 +173,11 @@ func (d *Daemon) deleteSnapshots(ctx context.Context, ids []string) (*api.Delete
 		return nil, err
 	}
 	d.log.Info("snapshots deleted", "snapshots", rep.Deleted)
-	return &api.DeleteSnapshotsResponse{Deleted: rep.Deleted}, nil
+	resp := &api.DeleteSnapshotsResponse{Deleted: rep.Deleted}
+	if err := d.deleteRemoteSnapshots(ctx, rep.Deleted, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
 }
 
 // handleDeleteSnapshot deletes any snapshot (admin).

@@ -107,10 +107,16 @@ func (d *Daemon) handlePush(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return apiErr(api.CodeUnavailable, "%v; what was uploaded stays, so pushing again sends only the rest", err)
 	}
-	writeJSON(w, http.StatusOK, api.PushReport{Snapshot: rep.Snapshot, Blobs: rep.Blobs, Records: rep.Records,
-		Uploaded: rep.Uploaded, UploadedBlobs: rep.UploadedBlobs, UploadedBytes: rep.UploadedBytes,
-		Present: rep.Present, DurationMs: float64(rep.Duration.Microseconds()) / 1000})
+	writeJSON(w, http.StatusOK, apiPushReport(rep))
 	return nil
+}
+
+// apiPushReport is a push report on the wire.
+func apiPushReport(rep snapshot.PushReport) *api.PushReport {
+	return &api.PushReport{Snapshot: rep.Snapshot, Blobs: rep.Blobs, Records: rep.Records,
+		Uploaded: rep.Uploaded, UploadedBlobs: rep.UploadedBlobs, UploadedBytes: rep.UploadedBytes,
+		UploadedManifests: rep.UploadedManifests,
+		Present:           rep.Present, DurationMs: float64(rep.Duration.Microseconds()) / 1000}
 }
 
 func (d *Daemon) handleRemoteStatus(w http.ResponseWriter, r *http.Request) error {
@@ -120,6 +126,9 @@ func (d *Daemon) handleRemoteStatus(w http.ResponseWriter, r *http.Request) erro
 		out.Pending, out.LastPush, out.LastError = st.Pending, st.LastPush, st.LastError
 		out.CacheBlobs, out.CacheBytes, out.CacheLimit = cs.Blobs, cs.Bytes, cs.Limit
 		out.Fetched, out.Uploaded = cs.Fetched, cs.Uploaded
+		if st.LastReport != nil {
+			out.LastPushReport = apiPushReport(*st.LastReport)
+		}
 	}
 	if out.Pending == nil {
 		out.Pending = []string{}
@@ -142,5 +151,24 @@ func (d *Daemon) handleRemoteGC(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, api.RemoteGCReport{Snapshots: rep.Snapshots, Marked: rep.Marked, Scanned: rep.Scanned,
 		Deleted: rep.Deleted, DeletedBytes: rep.DeletedBytes, Young: rep.Young, GraceS: rep.Grace.Seconds(),
 		DurationMs: float64(rep.Duration.Microseconds()) / 1000})
+	return nil
+}
+
+// deleteRemoteSnapshots deletes from the remote, if the daemon has one, the
+// records of snapshots just deleted locally on request (vfsd snapshot rm;
+// not the snapshots a closing session releases, which other daemons may
+// have forked). Their blobs go at the remote's next garbage collection.
+func (d *Daemon) deleteRemoteSnapshots(ctx context.Context, ids []string, resp *api.DeleteSnapshotsResponse) error {
+	if d.repo.Remote() == nil || len(ids) == 0 {
+		return nil
+	}
+	deleted, err := d.repo.DeleteRemote(ctx, ids)
+	if len(deleted) > 0 {
+		d.log.Info("snapshots deleted from the remote", "snapshots", deleted)
+	}
+	resp.RemoteDeleted = deleted
+	if err != nil {
+		return apiErr(api.CodeUnavailable, "snapshots %v were deleted here, but not all from the remote: %v; run vfsd snapshot rm again once the remote is reachable (it finds them there)", ids, err)
+	}
 	return nil
 }

@@ -262,8 +262,8 @@ func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, erro
 		}
 		b, err := m.r.readObject(ctx, Records, ph)
 		if errors.Is(err, vfs.ErrNotFound) {
-			// Deleted: the manifests others use moved to a pack, which
-			// the scan below finds.
+			// The ancestor was deleted (its manifests moved to a pack):
+			// the remote's records are searched below.
 			m.parent = ""
 			break
 		}

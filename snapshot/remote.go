@@ -116,6 +116,9 @@ type PushStatus struct {
 	LastError string    `json:"last_error,omitempty"` // why the last attempt failed
 	LastPush  string    `json:"last_push,omitempty"`  // the last snapshot pushed
 	LastTry   time.Time `json:"last_try,omitzero"`
+	// LastReport is what the last successful background push did; nil
+	// before the first.
+	LastReport *PushReport `json:"last_report,omitempty"`
 }
 
 // SetRemote links the repository to a remote store. It resumes the pushes
@@ -467,14 +470,17 @@ func (r *Repo) knownSet(ctx context.Context) (map[objKey]time.Time, error) {
 
 // PushReport tells what a push did.
 type PushReport struct {
-	Snapshot      string        `json:"snapshot"`
-	Blobs         int           `json:"blobs"`          // blobs the snapshot needs
-	Records       int           `json:"records"`        // records it needs (its own and those holding its manifests)
-	Uploaded      int           `json:"uploaded"`       // objects sent
-	UploadedBlobs int           `json:"uploaded_blobs"` // blobs among them
-	UploadedBytes int64         `json:"uploaded_bytes"`
-	Present       int           `json:"present"` // objects the remote had already
-	Duration      time.Duration `json:"duration_ns"`
+	Snapshot      string `json:"snapshot"`
+	Blobs         int    `json:"blobs"`          // blobs the snapshot needs
+	Records       int    `json:"records"`        // records it needs (its own and those holding its manifests)
+	Uploaded      int    `json:"uploaded"`       // objects sent
+	UploadedBlobs int    `json:"uploaded_blobs"` // blobs among them
+	UploadedBytes int64  `json:"uploaded_bytes"`
+	// UploadedManifests is how many directory manifests the uploaded
+	// records hold (each record packs the manifests it first wrote).
+	UploadedManifests int           `json:"uploaded_manifests"`
+	Present           int           `json:"present"` // objects the remote had already
+	Duration          time.Duration `json:"duration_ns"`
 }
 
 // errNoRemote is the answer of remote operations on a repository without
@@ -545,19 +551,20 @@ func (r *Repo) Push(ctx context.Context, id string) (PushReport, error) {
 	_, haveRecord := known[objKey{Records, snapID}]
 	l.knownMu.Unlock()
 	rep.Present = len(blobs) + len(records) - len(todo)
+	packed := r.packedManifests(todo, snapID)
 	if err := r.touch(ctx, touch, &todo); err != nil {
 		rep.Duration = time.Since(start)
 		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
 	}
 	// Blobs and manifests first, the snapshot's record last: a record in
 	// the remote promises that all it needs is there.
-	if err := r.upload(ctx, todo, &rep); err != nil {
+	if err := r.upload(ctx, todo, packed, &rep); err != nil {
 		rep.Duration = time.Since(start)
 		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
 	}
 	if haveRecord {
 		rep.Present++
-	} else if err := r.upload(ctx, []objKey{{Records, snapID}}, &rep); err != nil {
+	} else if err := r.upload(ctx, []objKey{{Records, snapID}}, packed, &rep); err != nil {
 		rep.Duration = time.Since(start)
 		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
 	}
@@ -663,8 +670,29 @@ func (r *Repo) manifestRecords(ctx context.Context, snap *Snapshot) (map[vfs.Has
 	return out, nil
 }
 
-// upload sends objects to the remote, Parallel at a time.
-func (r *Repo) upload(ctx context.Context, todo []objKey, rep *PushReport) error {
+// packedManifests counts, for each record among todo and for the
+// snapshot's own record, the manifests the repository's index places in it:
+// the manifests a push of those records uploads.
+func (r *Repo) packedManifests(todo []objKey, own vfs.Hash) map[vfs.Hash]int {
+	out := map[vfs.Hash]int{own: 0}
+	for _, k := range todo {
+		if k.ns == Records {
+			out[k.h] = 0
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, loc := range r.index {
+		if n, ok := out[loc.record]; ok {
+			out[loc.record] = n + 1
+		}
+	}
+	return out
+}
+
+// upload sends objects to the remote, Parallel at a time; packed counts
+// the manifests of the records among them.
+func (r *Repo) upload(ctx context.Context, todo []objKey, packed map[vfs.Hash]int, rep *PushReport) error {
 	l := r.remote
 	if len(todo) == 0 {
 		return nil
@@ -692,6 +720,8 @@ func (r *Repo) upload(ctx context.Context, todo []objKey, rep *PushReport) error
 					rep.UploadedBytes += n
 					if k.ns == Blobs {
 						rep.UploadedBlobs++
+					} else {
+						rep.UploadedManifests += packed[k.h]
 					}
 				}
 				mu.Unlock()
@@ -721,7 +751,8 @@ func (r *Repo) uploadOne(ctx context.Context, k objKey) (int64, error) {
 		return 0, fmt.Errorf("upload %s %s: %w", objectNoun(k.ns), k.h.Short(), err)
 	}
 	defer b.Close()
-	h, n, err := l.store.Put(ctx, k.ns, io.NewSectionReader(b, 0, b.Size()), PutOptions{})
+	// Every object pushed is one the listing of the remote lacked.
+	h, n, err := l.store.Put(ctx, k.ns, io.NewSectionReader(b, 0, b.Size()), PutOptions{Absent: true})
 	if err != nil {
 		return 0, fmt.Errorf("upload %s %s to %v: %w", objectNoun(k.ns), k.h.Short(), l.store, err)
 	}
@@ -837,7 +868,7 @@ func (r *Repo) pushLoop() {
 				continue
 			}
 		}
-		_, err := r.Push(ctx, id)
+		rep, err := r.Push(ctx, id)
 		l.queueMu.Lock()
 		l.status.LastTry = time.Now()
 		if err == nil || errors.Is(err, vfs.ErrNotFound) && !isRemoteErr(err) {
@@ -845,7 +876,7 @@ func (r *Repo) pushLoop() {
 			l.queue = slices.DeleteFunc(l.queue, func(s string) bool { return s == id })
 			_ = l.saveQueueLocked()
 			if err == nil {
-				l.status.LastPush, l.status.LastError = id, ""
+				l.status.LastPush, l.status.LastError, l.status.LastReport = id, "", &rep
 			} else {
 				l.status.LastError = err.Error()
 			}

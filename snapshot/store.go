@@ -27,6 +27,11 @@ type PutOptions struct {
 	// Deferred skips the per-object fsync; the object is durable only after
 	// the next Sync. Bulk writers (imports, snapshots) defer and Sync once.
 	Deferred bool
+	// Absent says the caller has just seen that the store lacks the
+	// object (a push that listed the remote), so a store may skip its own
+	// check for it, one request per object on S3. Storing an object that
+	// is there after all must stay harmless: it is the same content.
+	Absent bool
 }
 
 // Store is a content-addressed object store. Objects are immutable: Put

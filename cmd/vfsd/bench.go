@@ -18,9 +18,10 @@ func newBenchCmd() *cobra.Command {
 		Short: "Benchmarks that compare vfsd with the obvious alternative in one run",
 		Example: `  vfsd bench cow
   vfsd bench import --tree ~/src/linux
-  vfsd bench mount --targets native,vfsd,vfsd_overlay --steps untar,grep`,
+  vfsd bench mount --targets native,vfsd,vfsd_overlay --steps untar,grep
+  vfsd bench remote --files 50000`,
 	}
-	cmd.AddCommand(newBenchCowCmd(), newBenchImportCmd(), newBenchToolsCmd(), newBenchMountCmd(), newBenchReopenReadCmd())
+	cmd.AddCommand(newBenchCowCmd(), newBenchImportCmd(), newBenchToolsCmd(), newBenchMountCmd(), newBenchRemoteCmd(), newBenchReopenReadCmd())
 	return cmd
 }
 
@@ -234,5 +235,55 @@ fusermount3, /dev/fuse, tar and rg; the run takes a few minutes.`,
 	cmd.Flags().StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of each step on vfsd and loopback to PREFIX-<target>-<step>.pprof")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	_ = cmd.Flags().MarkHidden("cpuprofile")
+	return cmd
+}
+
+func newBenchRemoteCmd() *cobra.Command {
+	var (
+		opts  bench.RemoteOptions
+		quiet bool
+	)
+	cmd := &cobra.Command{
+		Use:   "remote",
+		Short: "Time a push to S3, a remote fork and its lazy read against copying the tree with a plain S3 client",
+		Example: `  vfsd bench remote
+  vfsd bench remote --files 2000 --repeats 5
+  vfsd bench remote --remote 's3://bucket/bench?endpoint=host:9000&insecure=1'`,
+		Long: `Writes a workspace of small text files (100 per directory), then, in each
+round, on a fresh prefix of the bucket: daemon A imports it, snapshots it and
+pushes the snapshot (push_s); the same tree is copied to the bucket file by
+file with minio-go PutObject at the push's parallelism (baseline_copy_s);
+daemon B, with an empty data directory, forks the snapshot by id and calls
+read_file once (fork_first_call_ms), then reads every file through
+read_file (lazy_read_s); A changes 10 files, snapshots and pushes
+(snap10_*: what that push uploaded). Both daemons run in this process and
+are called over their sockets. Without --remote it starts versitygw on
+loopback (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0);
+with --remote, credentials come from AWS_* or ~/.aws/credentials and each
+round's objects are removed afterwards. Prints one JSON object of medians.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, f := range []struct {
+				name string
+				v    int
+			}{{"--files", opts.Files}, {"--repeats", opts.Repeats}, {"--parallel", opts.Parallel}} {
+				if f.v <= 0 {
+					return usageError{fmt.Errorf("%s must be positive, got %d", f.name, f.v)}
+				}
+			}
+			opts.Log = os.Stderr
+			if quiet {
+				opts.Log = nil
+			}
+			return bench.Remote(cmd.Context(), opts, cmd.OutOrStdout())
+		},
+	}
+	cmd.Flags().IntVar(&opts.Files, "files", 50000, "files in the workspace")
+	cmd.Flags().StringVar(&opts.Remote, "remote", "", "s3:// URL to run against, each round under a fresh prefix (default: start versitygw on loopback)")
+	cmd.Flags().IntVar(&opts.Repeats, "repeats", 3, "rounds, each on a fresh prefix; the median is reported")
+	cmd.Flags().StringVar(&opts.Dir, "dir", "", "directory for the workspace, the daemons and the server (default: the system temp dir)")
+	cmd.Flags().IntVar(&opts.Parallel, "parallel", 16, "uploads at once for the baseline (the push uses the daemon's 16), read_file calls in flight for the lazy read")
+	cmd.Flags().StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of the first round's fork and first tool call to this file")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
 }

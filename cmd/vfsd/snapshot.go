@@ -284,7 +284,9 @@ func newSnapshotRmCmd(g *globalFlags) *cobra.Command {
 that cannot go. A snapshot a live session started from, or its import
 snapshot, is refused (conflict) until that session closes. With --session, the
 snapshots must be that session's, as a session token requires. The content
-only they referenced is reclaimed by the next vfsd snapshot gc.`,
+only they referenced is reclaimed by the next vfsd snapshot gc. On a daemon
+with a remote (vfsd serve --remote), the snapshots leave the remote too, and
+vfsd snapshot remote --gc reclaims their blobs there after the grace period.`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
 		deleted := api.DeleteSnapshotsResponse{Deleted: []string{}}

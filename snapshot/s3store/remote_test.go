@@ -3,14 +3,18 @@ package s3store_test
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/vfsd/vfsd/snapshot"
+	"github.com/vfsd/vfsd/snapshot/s3store"
 	"github.com/vfsd/vfsd/vfs"
 )
 
@@ -93,4 +97,197 @@ func TestTouch(t *testing.T) {
 	require.True(t, modified(t, s, h).After(before))
 	require.ErrorIs(t, s.Touch(ctx, snapshot.Blobs, vfs.HashOf([]byte("absent"))), vfs.ErrNotFound)
 	require.Equal(t, []byte("touch me"), readAll(t, s, h))
+}
+
+// countingStore counts the requests a repository makes of its remote.
+type countingStore struct {
+	*s3store.Store
+	mu sync.Mutex
+	requests
+}
+
+// requests are the counts of a countingStore.
+type requests struct {
+	puts                           map[snapshot.Namespace]int
+	absent                         int // puts that skipped the existence check
+	lists, stats, touches, deletes int
+}
+
+func (c *countingStore) count(f func()) {
+	c.mu.Lock()
+	f()
+	c.mu.Unlock()
+}
+
+func (c *countingStore) Put(ctx context.Context, ns snapshot.Namespace, r io.Reader, o snapshot.PutOptions) (vfs.Hash, int64, error) {
+	c.count(func() {
+		c.puts[ns]++
+		if o.Absent {
+			c.absent++
+		}
+	})
+	return c.Store.Put(ctx, ns, r, o)
+}
+
+func (c *countingStore) List(ctx context.Context, ns snapshot.Namespace, fn func(vfs.Hash, int64) error) error {
+	c.count(func() { c.lists++ })
+	return c.Store.List(ctx, ns, fn)
+}
+
+func (c *countingStore) ListInfo(ctx context.Context, ns snapshot.Namespace, fn func(snapshot.ObjectInfo) error) error {
+	c.count(func() { c.lists++ })
+	return c.Store.ListInfo(ctx, ns, fn)
+}
+
+func (c *countingStore) Stat(ctx context.Context, ns snapshot.Namespace, h vfs.Hash) (int64, error) {
+	c.count(func() { c.stats++ })
+	return c.Store.Stat(ctx, ns, h)
+}
+
+func (c *countingStore) Touch(ctx context.Context, ns snapshot.Namespace, h vfs.Hash) error {
+	c.count(func() { c.touches++ })
+	return c.Store.Touch(ctx, ns, h)
+}
+
+func (c *countingStore) Delete(ctx context.Context, ns snapshot.Namespace, h vfs.Hash) error {
+	c.count(func() { c.deletes++ })
+	return c.Store.Delete(ctx, ns, h)
+}
+
+// reset returns the counts so far and zeroes them.
+func (c *countingStore) reset() requests {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.requests
+	c.requests = requests{puts: map[snapshot.Namespace]int{}}
+	return out
+}
+
+// TestPushAfterTenChanges: after a pushed snapshot of 300 files in 30
+// directories, a snapshot after 10 changes uploads exactly the 10 new
+// blobs and one record holding the changed directories' manifests, and
+// nothing else: no listing of the remote (the first push's is reused), no
+// existence check per object, nothing touched or deleted; pushing it again
+// sends nothing.
+func TestPushAfterTenChanges(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, testConfig(t))
+	defer s.Close()
+	cs := &countingStore{Store: s, requests: requests{puts: map[snapshot.Namespace]int{}}}
+	dir := t.TempDir()
+	a, err := snapshot.OpenLocalRepo(ctx, dir, snapshot.RepoOptions{})
+	require.NoError(t, err)
+	defer a.Close()
+	require.NoError(t, a.SetRemote(cs, snapshot.RemoteOptions{StateDir: filepath.Join(dir, "remote")}))
+
+	sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
+	require.NoError(t, err)
+	file := func(i int) vfs.Path { return vfs.MustPath(fmt.Sprintf("g%d/d%02d/f%03d.txt", i/100, i/10, i)) }
+	for i := range 300 {
+		_, err := sa.WriteFile(ctx, file(i), strings.NewReader(fmt.Sprintf("file %d\n", i)), vfs.WriteOptions{CreateParents: true})
+		require.NoError(t, err)
+	}
+	first, err := a.Snapshot(ctx, sa, "300 files")
+	require.NoError(t, err)
+	rep, err := a.Push(ctx, first.ID)
+	require.NoError(t, err)
+	require.Equal(t, 300, rep.UploadedBlobs)
+	require.Equal(t, 1+3+30, rep.UploadedManifests, "root, 3 groups, 30 directories")
+	c := cs.reset()
+	require.Equal(t, 300, c.puts[snapshot.Blobs])
+	require.Equal(t, rep.Uploaded-rep.UploadedBlobs, c.puts[snapshot.Records])
+	require.Equal(t, rep.Uploaded, c.absent, "a push checks nothing it listed as missing")
+	require.Equal(t, len(snapshot.Namespaces), c.lists, "one listing per namespace, once")
+
+	// 10 changes: files 5, 15, ..., 95 (10 directories of group 0).
+	for i := 5; i < 100; i += 10 {
+		_, err := sa.WriteFile(ctx, file(i), strings.NewReader(fmt.Sprintf("file %d, changed\n", i)), vfs.WriteOptions{})
+		require.NoError(t, err)
+	}
+	second, err := a.Snapshot(ctx, sa, "10 changes")
+	require.NoError(t, err)
+	rep, err = a.Push(ctx, second.ID)
+	require.NoError(t, err)
+	require.Equal(t, 300, rep.Blobs)
+	require.Equal(t, 10, rep.UploadedBlobs)
+	require.Equal(t, 11, rep.Uploaded, "10 blobs and the snapshot's record")
+	require.Equal(t, 1+1+10, rep.UploadedManifests, "the root, g0 and the 10 changed directories")
+	c = cs.reset()
+	require.Equal(t, map[snapshot.Namespace]int{snapshot.Blobs: 10, snapshot.Records: 1}, c.puts)
+	require.Zero(t, c.lists, "no listing of the remote again")
+	require.Equal(t, 11, c.absent, "no existence check before an upload")
+	require.Zero(t, c.stats+c.touches+c.deletes, "no request per object besides the uploads")
+
+	rep, err = a.Push(ctx, second.ID)
+	require.NoError(t, err)
+	require.Zero(t, rep.Uploaded)
+	c = cs.reset()
+	require.Zero(t, c.puts[snapshot.Blobs]+c.puts[snapshot.Records]+c.lists+c.stats+c.touches)
+}
+
+// TestDeleteRemote deletes a pushed snapshot from the remote: its record
+// goes, a child snapshot that shares its manifests still forks whole
+// elsewhere, and remote garbage collection then collects the blob only the
+// deleted snapshot referenced.
+func TestDeleteRemote(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, testConfig(t))
+	defer s.Close()
+	const grace = 2 * time.Second
+	a := repoOn(t, s, grace)
+	sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
+	require.NoError(t, err)
+	files := map[string]string{"src/a.go": "a v1", "src/b.go": "b", "docs/README": "readme"}
+	for f, c := range files {
+		_, err := sa.WriteFile(ctx, vfs.MustPath(f), strings.NewReader(c), vfs.WriteOptions{CreateParents: true})
+		require.NoError(t, err)
+	}
+	first, err := a.Snapshot(ctx, sa, "first")
+	require.NoError(t, err)
+	_, err = a.Push(ctx, first.ID)
+	require.NoError(t, err)
+	files["src/a.go"] = "a v2"
+	_, err = sa.WriteFile(ctx, vfs.MustPath("src/a.go"), strings.NewReader("a v2"), vfs.WriteOptions{})
+	require.NoError(t, err)
+	second, err := a.Snapshot(ctx, sa, "second")
+	require.NoError(t, err)
+	_, err = a.Push(ctx, second.ID)
+	require.NoError(t, err)
+
+	require.NoError(t, a.DeleteSession("a"))
+	_, err = a.DeleteSnapshots(ctx, []string{first.ID}, snapshot.DeleteOptions{})
+	require.NoError(t, err)
+	deleted, err := a.DeleteRemote(ctx, []string{first.ID})
+	require.NoError(t, err)
+	require.Equal(t, []string{first.ID}, deleted)
+	id, err := vfs.ParseHash(first.ID)
+	require.NoError(t, err)
+	_, err = s.Stat(ctx, snapshot.Records, id)
+	require.ErrorIs(t, err, vfs.ErrNotFound)
+	deleted, err = a.DeleteRemote(ctx, []string{first.ID})
+	require.NoError(t, err)
+	require.Empty(t, deleted, "gone already")
+
+	// The child still forks whole on a repository that never saw either.
+	c := repoOn(t, s, grace)
+	sc, err := c.Fork(ctx, snapshot.Source{Snapshot: second.ID}, snapshot.SessionOptions{ID: "c"})
+	require.NoError(t, err)
+	for f, want := range files {
+		got, _, err := sc.ReadFile(ctx, vfs.MustPath(f))
+		require.NoError(t, err, f)
+		require.Equal(t, want, string(got), f)
+	}
+	_, err = c.Get(ctx, first.ID)
+	require.ErrorIs(t, err, vfs.ErrNotFound, "the deleted snapshot is in no remote record")
+
+	// Remote GC collects "a v1", which only the deleted snapshot had.
+	time.Sleep(grace + time.Second)
+	gc, err := c.RemoteGC(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, gc.Snapshots)
+	require.Equal(t, 1, gc.Deleted, "%+v", gc)
+	_, err = s.Stat(ctx, snapshot.Blobs, vfs.HashOf([]byte("a v1")))
+	require.ErrorIs(t, err, vfs.ErrNotFound)
+	_, err = s.Stat(ctx, snapshot.Blobs, vfs.HashOf([]byte("a v2")))
+	require.NoError(t, err)
 }

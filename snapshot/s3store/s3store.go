@@ -342,11 +342,11 @@ func (s *Store) readSpool(r io.Reader) (*spool, error) {
 }
 
 // Put stores r's content; see snapshot.Store. The content is read whole
-// (and hashed) first; then, unless an object of that name exists, it is
-// uploaded in one request (multipart for large content), which S3 makes
+// (and hashed) first; then, unless an object of that name exists (not
+// asked when opts.Absent), it is uploaded in one request (multipart for large content), which S3 makes
 // visible at once and whole. opts.Deferred changes nothing: an uploaded
 // object is durable when Put returns.
-func (s *Store) Put(ctx context.Context, ns snapshot.Namespace, r io.Reader, _ snapshot.PutOptions) (vfs.Hash, int64, error) {
+func (s *Store) Put(ctx context.Context, ns snapshot.Namespace, r io.Reader, opts snapshot.PutOptions) (vfs.Hash, int64, error) {
 	const op = "put"
 	if err := s.check(ctx, op, ns); err != nil {
 		return vfs.Hash{}, 0, err
@@ -365,7 +365,10 @@ func (s *Store) Put(ctx context.Context, ns snapshot.Namespace, r io.Reader, _ s
 	if err := ctx.Err(); err != nil {
 		return vfs.Hash{}, 0, fmt.Errorf("put %s: %w", ns, err)
 	}
-	if _, err := s.client.StatObject(ctx, s.cfg.Bucket, s.key(ns, sp.hash), minio.StatObjectOptions{}); err == nil {
+	if opts.Absent {
+		// The caller listed the bucket: no request to check again. An
+		// object there after all is overwritten with the same content.
+	} else if _, err := s.client.StatObject(ctx, s.cfg.Bucket, s.key(ns, sp.hash), minio.StatObjectOptions{}); err == nil {
 		return sp.hash, sp.size, nil
 	} else if !isNotFound(err) {
 		return vfs.Hash{}, 0, s.wrap(ctx, op, ns, sp.hash, err)
