@@ -59,9 +59,21 @@ func (s *Session) OpenFileWith(ctx context.Context, p Path, flag int, opts Creat
 	if err := s.check(op, access, p); err != nil {
 		return nil, err
 	}
+	// A file this open creates for writing gets its upper file now, in
+	// the event that creates it: its first write then needs no copy-up
+	// event of its own. The file is made before the lock is taken, and
+	// dropped if the file turns out to exist.
+	var nuf *upperFile
+	if write && flag&os.O_CREATE != 0 && !s.exists(p) {
+		var err error
+		if nuf, err = s.newUpper(); err != nil {
+			return nil, ioErr(op, p, err)
+		}
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		nuf.discard()
 		return nil, closedErr(op)
 	}
 	n, exists := s.tree.Get(p)
@@ -86,8 +98,15 @@ func (s *Session) OpenFileWith(ctx context.Context, p Path, flag int, opts Creat
 	case !exists:
 		e = &Event{Op: OpWrite, Path: p, Time: s.now(), Blob: EmptyHash, Encoding: EncodingUTF8,
 			Mode: opts.Perm & PermBits, ExactMode: true, Owner: s.ownerOr(opts.Owner), Exclusive: true}
+		if nuf != nil {
+			e.Upper = nuf.id
+		}
 	case flag&os.O_TRUNC != 0 && (n.Size != 0 || n.Upper != 0):
 		e = &Event{Op: OpWrite, Path: p, Time: s.now(), Blob: EmptyHash, Encoding: EncodingUTF8, MustExist: true}
+	}
+	if nuf != nil && (e == nil || e.Upper == 0) {
+		defer nuf.discard() // the file exists after all
+		nuf = nil
 	}
 	var seq uint64
 	if e != nil {
@@ -95,7 +114,11 @@ func (s *Session) OpenFileWith(ctx context.Context, p Path, flag int, opts Creat
 		e.Origin = OriginOf(ctx)
 		if seq, err = s.applyLocked(op, e); err != nil {
 			s.mu.Unlock()
+			nuf.discard()
 			return nil, err
+		}
+		if nuf != nil {
+			s.registerLocked(nuf)
 		}
 		n, _ = s.tree.Get(p)
 	}
@@ -434,10 +457,25 @@ func (h *Handle) commitAndUnlock(op string, uf *upperFile) error {
 // commit event, of the given origin (if any). s.mu must be held for
 // writing.
 func (s *Session) commitUpperLocked(op string, p Path, ino uint64, uf *upperFile, origin ...string) (uint64, *Event, error) {
+	o := ""
+	if len(origin) > 0 {
+		o = origin[0]
+	}
+	return s.commitUpperWithLocked(op, p, ino, uf, o, nil)
+}
+
+// commitUpperWithLocked is commitUpperLocked journaling the commit and the
+// event then, when not nil, as one batch; with nothing to commit it applies
+// then alone (nil: nothing). s.mu must be held for writing.
+func (s *Session) commitUpperWithLocked(op string, p Path, ino uint64, uf *upperFile, origin string, then *Event) (uint64, *Event, error) {
 	uf.mu.Lock()
 	defer uf.mu.Unlock()
 	if !uf.dirty.Load() || uf.closed {
-		return 0, nil, nil
+		if then == nil {
+			return 0, nil, nil
+		}
+		seq, err := s.applyLocked(op, then)
+		return seq, then, err
 	}
 	f, err := uf.file()
 	if err != nil {
@@ -448,8 +486,9 @@ func (s *Session) commitUpperLocked(op string, p Path, ino uint64, uf *upperFile
 		return 0, nil, ioErr(op, p, err)
 	}
 	e := &Event{Op: OpCommit, Path: p, Ino: ino, Upper: uf.id, Size: fi.Size(), Time: s.now()}
-	if len(origin) > 0 {
-		e.Origin = origin[0]
+	e.Origin = origin
+	if then != nil {
+		e = &Event{Op: OpBatch, Path: p, Time: e.Time, Origin: origin, Batch: []Event{*e, *then}}
 	}
 	seq, err := s.applyLocked(op, e)
 	if err != nil {

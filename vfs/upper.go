@@ -199,6 +199,25 @@ func (s *Session) copyUp(src Blob, limit int64) (*upperFile, error) {
 	return uf, nil
 }
 
+// newUpper creates a new, empty upper file, not yet registered.
+func (s *Session) newUpper() (*upperFile, error) { return s.copyUp(emptyBlob{}, -1) }
+
+// discard closes and removes an upper file that was never registered; nil
+// is ignored.
+func (uf *upperFile) discard() {
+	if uf != nil {
+		uf.close(true)
+	}
+}
+
+// exists reports whether the session has a node at p.
+func (s *Session) exists(p Path) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.tree.Get(p)
+	return ok
+}
+
 // CopyBlob fills the empty file dst with the first n bytes of src: by
 // reflink when the filesystem shares extents, by copy_file_range inside the
 // kernel otherwise, and by read and write as a last resort. Holes in src
@@ -287,11 +306,23 @@ func (s *Session) dropNodeLocked(old, t Tree, n Node) {
 func (s *Session) settleLocked(old, t Tree, e *Event) {
 	switch e.Op {
 	case OpBatch:
-		cur := old
+		// Each change settles against the trees before and after it; the
+		// trees between are folded again only up to the last change that
+		// has anything to settle.
+		last := -1
 		for i := range e.Batch {
-			next, err := Reduce(cur, &e.Batch[i])
-			if err != nil {
-				return // cannot happen: the batch was applied
+			if settles(e.Batch[i].Op) {
+				last = i
+			}
+		}
+		cur := old
+		for i := 0; i <= last; i++ {
+			next := t
+			if i < len(e.Batch)-1 {
+				var err error
+				if next, err = Reduce(cur, &e.Batch[i]); err != nil {
+					return // cannot happen: the batch was applied
+				}
 			}
 			s.settleLocked(cur, next, &e.Batch[i])
 			cur = next
@@ -324,6 +355,15 @@ func (s *Session) settleLocked(old, t Tree, e *Event) {
 			}
 		}
 	}
+}
+
+// settles reports whether settleLocked has anything to do for op.
+func settles(op Op) bool {
+	switch op {
+	case OpBatch, OpWrite, OpRemove, OpRename, OpCopyUp, OpCommit, OpSeal:
+		return true
+	}
+	return false
 }
 
 // recoverUppers opens every upper file the recovered tree references,
