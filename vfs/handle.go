@@ -59,21 +59,22 @@ func (s *Session) OpenFileWith(ctx context.Context, p Path, flag int, opts Creat
 	if err := s.check(op, access, p); err != nil {
 		return nil, err
 	}
-	// A file this open creates for writing gets its upper file now, in
-	// the event that creates it: its first write then needs no copy-up
-	// event of its own. The file is made before the lock is taken, and
-	// dropped if the file turns out to exist.
+	// A file this open creates or empties for writing gets its new,
+	// empty upper file now, in the event that creates or empties it: its
+	// first write then needs no copy-up event of its own. The file is
+	// made before the lock is taken, and dropped if the open turns out
+	// not to need it.
 	var nuf *upperFile
-	if write && flag&os.O_CREATE != 0 && !s.exists(p) {
+	if write && s.emptiesOnOpen(p, flag) {
 		var err error
 		if nuf, err = s.newUpper(); err != nil {
 			return nil, ioErr(op, p, err)
 		}
+		defer func() { nuf.discard() }() // unless registered (then nil)
 	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		nuf.discard()
 		return nil, closedErr(op)
 	}
 	n, exists := s.tree.Get(p)
@@ -103,10 +104,9 @@ func (s *Session) OpenFileWith(ctx context.Context, p Path, flag int, opts Creat
 		}
 	case flag&os.O_TRUNC != 0 && (n.Size != 0 || n.Upper != 0):
 		e = &Event{Op: OpWrite, Path: p, Time: s.now(), Blob: EmptyHash, Encoding: EncodingUTF8, MustExist: true}
-	}
-	if nuf != nil && (e == nil || e.Upper == 0) {
-		defer nuf.discard() // the file exists after all
-		nuf = nil
+		if nuf != nil {
+			e.Upper = nuf.id
+		}
 	}
 	var seq uint64
 	if e != nil {
@@ -114,11 +114,11 @@ func (s *Session) OpenFileWith(ctx context.Context, p Path, flag int, opts Creat
 		e.Origin = OriginOf(ctx)
 		if seq, err = s.applyLocked(op, e); err != nil {
 			s.mu.Unlock()
-			nuf.discard()
 			return nil, err
 		}
-		if nuf != nil {
+		if e.Upper != 0 {
 			s.registerLocked(nuf)
+			nuf = nil
 		}
 		n, _ = s.tree.Get(p)
 	}

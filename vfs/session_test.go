@@ -2,9 +2,11 @@ package vfs_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -575,4 +577,84 @@ func TestCreatedFileJournalRecords(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, n.UpdatedAt().Equal(mtime))
 	require.Equal(t, fs.FileMode(0o640), n.Mode.Perm())
+}
+
+// TestTruncatingOpenJournalRecords: opening a file with content with
+// O_TRUNC for writing, then writing and closing it (what a shell's > and
+// git's COMMIT_EDITMSG do) is two journal records: the truncation with its
+// new upper file, and the commit.
+func TestTruncatingOpenJournalRecords(t *testing.T) {
+	blobs := vfstest.NewBlobs()
+	opts := vfstest.Options(t, blobs)
+	s, err := vfs.Create(ctx, opts, vfs.Tree{}, "")
+	require.NoError(t, err)
+	write(t, s, "f", "old content")
+	before := s.Info().Seq
+	h, err := s.OpenFile(ctx, p("f"), os.O_WRONLY|os.O_TRUNC, 0)
+	require.NoError(t, err)
+	require.Equal(t, "", read(t, s, "f"))
+	_, err = h.WriteAt([]byte("new"), 0)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.Equal(t, uint64(2), s.Info().Seq-before)
+	require.Equal(t, "new", read(t, s, "f"))
+
+	// An empty file has nothing to truncate: no event, no upper file.
+	write(t, s, "e", "")
+	before = s.Info().Seq
+	h, err = s.OpenFile(ctx, p("e"), os.O_WRONLY|os.O_TRUNC, 0)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.Equal(t, before, s.Info().Seq)
+
+	require.NoError(t, s.Close())
+	s, err = vfs.Open(ctx, opts)
+	require.NoError(t, err)
+	defer s.Close()
+	require.Equal(t, "new", read(t, s, "f"))
+	require.Equal(t, "", read(t, s, "e"))
+}
+
+// TestUpperPoolLeavesNoStrays: files created through handles take empty
+// upper files made ahead in the background; closing the session removes
+// the ones not taken, and a session reopened after a crash (no Close)
+// removes them too, keeping every file's content.
+func TestUpperPoolLeavesNoStrays(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		t.Run(map[bool]string{false: "close", true: "crash"}[crash], func(t *testing.T) {
+			blobs := vfstest.NewBlobs()
+			opts := vfstest.Options(t, blobs)
+			s, err := vfs.Create(ctx, opts, vfs.Tree{}, "")
+			require.NoError(t, err)
+			const n = 100
+			for i := range n {
+				h, err := s.OpenFile(ctx, p(fmt.Sprintf("f%03d", i)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+				require.NoError(t, err)
+				_, err = h.WriteAt([]byte(fmt.Sprintf("content %d", i)), 0)
+				require.NoError(t, err)
+				require.NoError(t, h.Close())
+			}
+			if crash {
+				require.NoError(t, s.Sync())
+				s2, err := vfs.Open(ctx, opts) // the journal as a crash leaves it
+				require.NoError(t, err)
+				entries, err := os.ReadDir(filepath.Join(opts.Dir, "upper"))
+				require.NoError(t, err)
+				require.Len(t, entries, n, "recovery removed the pool's files")
+				require.NoError(t, s.Close()) // the first session, out of the way
+				s = s2
+			} else {
+				require.NoError(t, s.Close())
+				s, err = vfs.Open(ctx, opts)
+				require.NoError(t, err)
+			}
+			defer s.Close()
+			for i := range n {
+				require.Equal(t, fmt.Sprintf("content %d", i), read(t, s, fmt.Sprintf("f%03d", i)))
+			}
+			entries, err := os.ReadDir(filepath.Join(opts.Dir, "upper"))
+			require.NoError(t, err)
+			require.Len(t, entries, n, "one upper file per file, no strays")
+		})
+	}
 }

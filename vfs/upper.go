@@ -167,25 +167,30 @@ func (b *osBlob) Size() int64                             { return b.size }
 func (b *osBlob) File() *os.File                          { return b.f }
 
 // copyUp creates a new upper file holding the first limit bytes of src (all
-// of it when limit < 0). It runs without Session.mu: the source is immutable
-// and the new file is not yet registered.
+// of it when limit < 0); for empty content it takes one of the files the
+// pool made ahead (upperPool). It runs without Session.mu: the source is
+// immutable and the new file is not yet registered.
 func (s *Session) copyUp(src Blob, limit int64) (*upperFile, error) {
 	n := src.Size()
 	if limit >= 0 && limit < n {
 		n = limit
 	}
-	id := s.upperSeq.Add(1)
-	path := s.upperPath(id)
-	f, err := osfile.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("create upper file: %w", err)
+	var uf *upperFile
+	if n == 0 {
+		uf = s.pool.take(s) // empty content: one made ahead will do
 	}
-	if err := CopyBlob(f, src, n); err != nil {
-		f.Close()
-		os.Remove(path)
-		return nil, fmt.Errorf("copy up: %w", err)
+	if uf == nil {
+		var err error
+		if uf, err = s.createUpper(); err != nil {
+			return nil, err
+		}
+		if err := CopyBlob(uf.f, src, n); err != nil {
+			uf.f.Close()
+			os.Remove(uf.path)
+			return nil, fmt.Errorf("copy up: %w", err)
+		}
 	}
-	uf := &upperFile{id: id, path: path, f: f, committed: src.Size()}
+	uf.committed = src.Size()
 	if s.quotaBytes() {
 		uf.pending = &s.pending
 	}
@@ -195,8 +200,22 @@ func (s *Session) copyUp(src Blob, limit int64) (*upperFile, error) {
 		// it is a change to commit, whoever commits next.
 		uf.dirty.Store(true)
 	}
-	upperFDs.add(uf)
+	if uf.f != nil {
+		upperFDs.add(uf) // one from the pool opens its descriptor on first use
+	}
 	return uf, nil
+}
+
+// createUpper creates a new, empty upper file, open, not yet registered
+// nor in the descriptor cache.
+func (s *Session) createUpper() (*upperFile, error) {
+	id := s.upperSeq.Add(1)
+	path := s.upperPath(id)
+	f, err := osfile.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create upper file: %w", err)
+	}
+	return &upperFile{id: id, path: path, f: f}, nil
 }
 
 // newUpper creates a new, empty upper file, not yet registered.
@@ -210,12 +229,20 @@ func (uf *upperFile) discard() {
 	}
 }
 
-// exists reports whether the session has a node at p.
-func (s *Session) exists(p Path) bool {
+// emptiesOnOpen reports whether an open for writing with flag is about to
+// create the file at p (O_CREATE, and no node there) or empty it (O_TRUNC
+// of a file with content): then it takes a new, empty upper file.
+func (s *Session) emptiesOnOpen(p Path, flag int) bool {
+	if flag&(os.O_CREATE|os.O_TRUNC) == 0 {
+		return false
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	_, ok := s.tree.Get(p)
-	return ok
+	n, ok := s.tree.Get(p)
+	if !ok {
+		return flag&os.O_CREATE != 0
+	}
+	return flag&os.O_TRUNC != 0 && n.IsFile() && (n.Size != 0 || n.Upper != 0)
 }
 
 // CopyBlob fills the empty file dst with the first n bytes of src: by
