@@ -177,7 +177,7 @@ func (s *Session) copyUp(src Blob, limit int64) (*upperFile, error) {
 	}
 	var uf *upperFile
 	if n == 0 {
-		uf = s.pool.take(s) // empty content: one made ahead will do
+		uf = s.pool.take() // empty content: one made ahead will do
 	}
 	if uf == nil {
 		var err error
