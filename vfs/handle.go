@@ -428,12 +428,26 @@ func (h *Handle) Truncate(size int64) error {
 func (h *Handle) Flush() error {
 	const op = "flush"
 	s := h.s
+	// Most flushes find nothing to commit (close(2) after the writes were
+	// committed, by settimes or an earlier flush): that needs no
+	// exclusive lock. A write that returned has marked its file dirty.
+	s.mu.RLock()
+	if err := h.usableLocked(op); err != nil {
+		s.mu.RUnlock()
+		return err
+	}
+	_, src := h.contentLocked()
+	clean := h.detached || src.uf == nil || !src.uf.dirty.Load()
+	s.mu.RUnlock()
+	if clean {
+		return nil
+	}
 	s.mu.Lock()
 	if err := h.usableLocked(op); err != nil {
 		s.mu.Unlock()
 		return err
 	}
-	_, src := h.contentLocked()
+	_, src = h.contentLocked()
 	return h.commitAndUnlock(op, src.uf)
 }
 
