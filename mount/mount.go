@@ -115,9 +115,6 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 	}
 	m.server = server
 	m.cancel = s.Subscribe(m.invalidate)
-	if !opts.ReadOnly && !opts.NoUpperPool {
-		s.KeepEmptyUppers(true)
-	}
 	return m, nil
 }
 
@@ -162,9 +159,6 @@ func (m *Mount) Flush() error {
 func (m *Mount) Unmount() error {
 	m.unmountOnce.Do(func() {
 		m.cancel()
-		if !m.opts.ReadOnly && !m.opts.NoUpperPool {
-			defer m.s.KeepEmptyUppers(false)
-		}
 		err := m.server.Unmount()
 		if err != nil && errors.Is(err, syscall.EBUSY) || err != nil {
 			if lerr := syscall.Unmount(m.dir, syscall.MNT_DETACH); lerr == nil {

@@ -65,11 +65,6 @@ type Options struct {
 	// security.capability lookup before each write, and hides file
 	// capabilities and security labels stored in the session.
 	IgnoreSecurityLabels bool
-	// NoUpperPool turns off the pool of empty upper files the session
-	// keeps ready while mounted (vfs.Session.KeepEmptyUppers), which takes
-	// the file system's create of a new file's upper file off the FUSE
-	// CREATE that needs it. For A/B comparisons.
-	NoUpperPool bool
 	// FsName is the source name shown in /proc/mounts; "vfsd:<session>"
 	// when empty.
 	FsName string

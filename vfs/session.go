@@ -87,7 +87,6 @@ type Session struct {
 	dirty      map[Path]dirtyMark    // what changed since ref
 	uppers     map[uint64]*upperFile // upper files the tree references
 	removals   remover               // unlinks dropped upper files
-	pool       upperPool             // empty upper files created ahead
 	upperSeq   atomic.Uint64         // last upper file number handed out
 	handles    map[uint64][]*Handle  // open handles by inode
 	detached   map[*Handle]struct{}  // open handles whose file left the tree
@@ -540,7 +539,6 @@ func (s *Session) Close() error {
 	s.removals.close()
 	j := s.journal
 	s.mu.Unlock()
-	s.pool.close()
 	// Outside s.mu: the journal's last sync waits for deferred writes
 	// (syncJournal), which wait for s.mu to append (and then fail: closed).
 	return j.Close()

@@ -2,11 +2,9 @@ package vfs_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -613,76 +611,4 @@ func TestTruncatingOpenJournalRecords(t *testing.T) {
 	defer s.Close()
 	require.Equal(t, "new", read(t, s, "f"))
 	require.Equal(t, "", read(t, s, "e"))
-}
-
-// TestUpperPoolLeavesNoStrays: with KeepEmptyUppers, files created
-// through handles take empty upper files made ahead in the background;
-// closing the session removes the ones not taken, and a session reopened
-// after a crash (no Close) removes them too, keeping every file's content.
-func TestUpperPoolLeavesNoStrays(t *testing.T) {
-	for _, crash := range []bool{false, true} {
-		t.Run(map[bool]string{false: "close", true: "crash"}[crash], func(t *testing.T) {
-			blobs := vfstest.NewBlobs()
-			opts := vfstest.Options(t, blobs)
-			s, err := vfs.Create(ctx, opts, vfs.Tree{}, "")
-			require.NoError(t, err)
-			s.KeepEmptyUppers(true)
-			const n = 100
-			for i := range n {
-				h, err := s.OpenFile(ctx, p(fmt.Sprintf("f%03d", i)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-				require.NoError(t, err)
-				_, err = h.WriteAt([]byte(fmt.Sprintf("content %d", i)), 0)
-				require.NoError(t, err)
-				require.NoError(t, h.Close())
-			}
-			if crash {
-				require.NoError(t, s.Sync())
-				s2, err := vfs.Open(ctx, opts) // the journal as a crash leaves it
-				require.NoError(t, err)
-				entries, err := os.ReadDir(filepath.Join(opts.Dir, "upper"))
-				require.NoError(t, err)
-				require.Len(t, entries, n, "recovery removed the pool's files")
-				require.NoError(t, s.Close()) // the first session, out of the way
-				s = s2
-			} else {
-				require.NoError(t, s.Close())
-				s, err = vfs.Open(ctx, opts)
-				require.NoError(t, err)
-			}
-			defer s.Close()
-			for i := range n {
-				require.Equal(t, fmt.Sprintf("content %d", i), read(t, s, fmt.Sprintf("f%03d", i)))
-			}
-			entries, err := os.ReadDir(filepath.Join(opts.Dir, "upper"))
-			require.NoError(t, err)
-			require.Len(t, entries, n, "one upper file per file, no strays")
-		})
-	}
-}
-
-// TestKeepEmptyUppersOff: turning the pool off removes the files it holds;
-// the session creates upper files itself again.
-func TestKeepEmptyUppersOff(t *testing.T) {
-	opts := vfstest.Options(t, vfstest.NewBlobs())
-	s, err := vfs.Create(ctx, opts, vfs.Tree{}, "")
-	require.NoError(t, err)
-	defer s.Close()
-	s.KeepEmptyUppers(true)
-	h, err := s.OpenFile(ctx, p("a"), os.O_WRONLY|os.O_CREATE, 0o644)
-	require.NoError(t, err)
-	_, err = h.WriteAt([]byte("a"), 0)
-	require.NoError(t, err)
-	require.NoError(t, h.Close())
-	s.KeepEmptyUppers(false)
-	s.KeepEmptyUppers(false) // twice is fine
-	h, err = s.OpenFile(ctx, p("b"), os.O_WRONLY|os.O_CREATE, 0o644)
-	require.NoError(t, err)
-	_, err = h.WriteAt([]byte("b"), 0)
-	require.NoError(t, err)
-	require.NoError(t, h.Close())
-	entries, err := os.ReadDir(filepath.Join(opts.Dir, "upper"))
-	require.NoError(t, err)
-	require.Len(t, entries, 2)
-	require.Equal(t, "a", read(t, s, "a"))
-	require.Equal(t, "b", read(t, s, "b"))
 }

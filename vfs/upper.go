@@ -167,28 +167,21 @@ func (b *osBlob) Size() int64                             { return b.size }
 func (b *osBlob) File() *os.File                          { return b.f }
 
 // copyUp creates a new upper file holding the first limit bytes of src (all
-// of it when limit < 0); for empty content it takes one of the files the
-// pool made ahead (upperPool). It runs without Session.mu: the source is
-// immutable and the new file is not yet registered.
+// of it when limit < 0). It runs without Session.mu: the source is immutable
+// and the new file is not yet registered.
 func (s *Session) copyUp(src Blob, limit int64) (*upperFile, error) {
 	n := src.Size()
 	if limit >= 0 && limit < n {
 		n = limit
 	}
-	var uf *upperFile
-	if n == 0 {
-		uf = s.pool.take() // empty content: one made ahead will do
+	uf, err := s.createUpper()
+	if err != nil {
+		return nil, err
 	}
-	if uf == nil {
-		var err error
-		if uf, err = s.createUpper(); err != nil {
-			return nil, err
-		}
-		if err := CopyBlob(uf.f, src, n); err != nil {
-			uf.f.Close()
-			os.Remove(uf.path)
-			return nil, fmt.Errorf("copy up: %w", err)
-		}
+	if err := CopyBlob(uf.f, src, n); err != nil {
+		uf.f.Close()
+		os.Remove(uf.path)
+		return nil, fmt.Errorf("copy up: %w", err)
 	}
 	uf.committed = src.Size()
 	if s.quotaBytes() {
@@ -200,9 +193,7 @@ func (s *Session) copyUp(src Blob, limit int64) (*upperFile, error) {
 		// it is a change to commit, whoever commits next.
 		uf.dirty.Store(true)
 	}
-	if uf.f != nil {
-		upperFDs.add(uf) // one from the pool opens its descriptor on first use
-	}
+	upperFDs.add(uf)
 	return uf, nil
 }
 

@@ -50,8 +50,7 @@ type MountVariant struct {
 
 // ParseVariant parses "name=lever,lever" (or just "lever") into a variant
 // whose options turn those levers on: writeback, passthrough,
-// symlink-cache, ignore-security-labels (and no-upper-pool, which turns
-// one off).
+// symlink-cache, ignore-security-labels.
 func ParseVariant(spec string) (MountVariant, error) {
 	name, levers, ok := strings.Cut(spec, "=")
 	if !ok {
@@ -68,12 +67,10 @@ func ParseVariant(spec string) (MountVariant, error) {
 			v.Options.Passthrough = true
 		case "symlink-cache":
 			v.Options.SymlinkCaching = true
-		case "no-upper-pool":
-			v.Options.NoUpperPool = true
 		case "ignore-security-labels":
 			v.Options.IgnoreSecurityLabels = true
 		default:
-			return v, fmt.Errorf("unknown lever %q; use writeback, passthrough, symlink-cache, ignore-security-labels, no-upper-pool", l)
+			return v, fmt.Errorf("unknown lever %q; use writeback, passthrough, symlink-cache, ignore-security-labels", l)
 		}
 	}
 	return v, nil
