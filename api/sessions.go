@@ -220,6 +220,11 @@ type Session struct {
 	// ForkBudgetOf is the session whose fork budget this one draws on when
 	// it is not its own: a fork made with a session token.
 	ForkBudgetOf string `json:"fork_budget_of,omitempty"`
+	// OpenError is set, in a listing, on a session the daemon found at
+	// start but cannot open (recover from its journal): why, and what to
+	// do. Its state fields (LastSnapshot, Seq, Dirty, Files, Bytes, Calls)
+	// are then unknown and zero; it can still be closed.
+	OpenError string `json:"open_error,omitempty"`
 }
 
 // ResetResponse answers POST /v1/sessions/{id}/reset.

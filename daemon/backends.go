@@ -54,7 +54,11 @@ func (d *Daemon) mountOverlay(e *entry, fm api.FuseMount) error {
 		},
 	})
 	if err != nil {
-		return apiErr(api.CodeUnavailable, "%v", err)
+		code := api.CodeUnavailable
+		if vfs.CodeOf(err) == vfs.CodeTooLarge {
+			code = api.CodeTooLarge // a remote fork larger than the blob cache
+		}
+		return apiErr(code, "%v", err)
 	}
 	meta, ing := m.Meta(), m.LastIngest()
 	d.log.Info("overlay mounted", "session", e.id, "dir", fm.Dir, "base", m.Base(), "meta_cached", meta.Cached,

@@ -66,7 +66,7 @@ func (d *Daemon) principalEntry(p *principal) *entry {
 	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	if e := d.sessions[p.session]; e != nil && e.s != nil {
+	if e := d.sessions[p.session]; e != nil && (e.s != nil || e.stored) {
 		return e
 	}
 	return nil

@@ -86,9 +86,17 @@ type entry struct {
 	fuse map[string]mount.Backend // FUSE and overlay mounts, by directory
 	gone bool                     // closed: nothing may be mounted or saved any more
 
-	// Set once the session exists; read under Daemon.mu.
+	// Set once the session exists and is open; read under Daemon.mu (or
+	// after open returned).
 	s  *vfs.Session
 	ts *tools.Toolset
+	// stored marks a session the daemon found at start and has not opened
+	// yet: it exists (lookup finds it) and open opens it on first use.
+	// Read under Daemon.mu.
+	stored bool
+	// openMu serialises opening the session (open) with itself and with
+	// closing it.
+	openMu sync.Mutex
 
 	mcp mcpEndpoint // its MCP endpoint's handlers
 
@@ -108,9 +116,12 @@ type entry struct {
 	blobs blobGrants
 }
 
-// New opens the daemon's data directory: the store, every session found
-// there (recovered from its journal) and its metadata, and mounts again the
-// FUSE mounts sessions had. It does not listen yet; Serve does.
+// New opens the daemon's data directory: the store, the sessions found
+// there and their metadata, and mounts again the FUSE and overlay mounts
+// sessions had. A session is opened (recovered from its journal) on its
+// first use, except those with mounts, which are opened to be mounted
+// again: so a restart costs the same however many sessions there are. It
+// does not listen yet; Serve does.
 func New(ctx context.Context, cfg Config) (*Daemon, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -173,8 +184,9 @@ func lockDataDir(dir string) (*os.File, error) {
 	return f, nil
 }
 
-// recover loads the metadata, opens the repository (which recovers every
-// session) and pairs them up.
+// recover loads the metadata, opens the repository (which finds the
+// sessions without opening them) and pairs them up; it opens only the
+// sessions it must mount again (and any without metadata, to adopt them).
 func (d *Daemon) recover(ctx context.Context) error {
 	metas, err := d.metas.loadAll()
 	if err != nil {
@@ -206,27 +218,38 @@ func (d *Daemon) recover(ctx context.Context) error {
 	if err := d.linkRemote(ctx); err != nil {
 		return err
 	}
-	for _, s := range repo.Sessions() {
-		e := d.sessions[s.ID()]
-		if e == nil {
-			// State without metadata: adopt it under the default policy.
-			info := s.Info()
-			m := &sessionMeta{ID: s.ID(), Created: info.Created, Policy: policy.PresetDefault,
-				Profile: defaultProfile, Base: info.Initial, UID: newSessionUID(), Legacy: true}
-			if err := d.metas.save(m); err != nil {
-				return err
+	for _, id := range repo.SessionIDs() {
+		if e := d.sessions[id]; e != nil {
+			// Opened on first use (open); its token works from now.
+			e.stored = true
+			if e.meta.TokenHash != "" {
+				d.tokens[e.meta.TokenHash] = id
 			}
-			d.log.Warn("adopted a session without metadata, under the default policy and with no token", "session", s.ID())
-			k, _ := contract.Lookup(contract.Default)
-			e = newEntry(s.ID(), policy.Default(), m, k)
-			d.sessions[s.ID()] = e
+			continue
 		}
+		// State without metadata (rare: from before metadata existed):
+		// open it to adopt it under the default policy.
+		s, err := repo.Session(id)
+		if err != nil {
+			d.log.Error("a session without metadata cannot be opened; it is left as it is", "session", id, "err", err)
+			continue
+		}
+		info := s.Info()
+		m := &sessionMeta{ID: id, Created: info.Created, Policy: policy.PresetDefault,
+			Profile: defaultProfile, Base: info.Initial, UID: newSessionUID(), Legacy: true}
+		if err := d.metas.save(m); err != nil {
+			return err
+		}
+		d.log.Warn("adopted a session without metadata, under the default policy and with no token", "session", id)
+		k, _ := contract.Lookup(contract.Default)
+		e := newEntry(id, policy.Default(), m, k)
+		d.sessions[id] = e
 		if err := d.attach(e, s); err != nil {
 			return err
 		}
 	}
 	for id, e := range d.sessions {
-		if e.s == nil { // its creation never finished: nothing was acknowledged
+		if e.s == nil && !e.stored { // its creation never finished: nothing was acknowledged
 			delete(d.sessions, id)
 			if err := d.metas.remove(id); err != nil {
 				return err
@@ -235,12 +258,65 @@ func (d *Daemon) recover(ctx context.Context) error {
 		}
 	}
 	d.removeStrayCallLogs()
+	if d.cfg.NoRemount {
+		return nil
+	}
+	// Sessions that had mounts are opened now, to be mounted again: an
+	// overlay mount's upper directory holds acknowledged writes the new
+	// mount takes over. The others stay closed until used.
 	for _, e := range d.sessions {
-		if !d.cfg.NoRemount {
-			d.remount(e)
+		e.mu.Lock()
+		mounted := len(e.meta.Fuse) > 0
+		e.mu.Unlock()
+		if !mounted {
+			continue
 		}
+		if err := d.open(e); err != nil {
+			d.log.Error("a session with mounts cannot be opened, so it is not mounted again", "session", e.id, "err", err)
+			continue
+		}
+		d.remount(e)
 	}
 	return nil
+}
+
+// open opens session e, found at start, on its first use and makes it
+// usable (attach); concurrent first uses open it once. A session that
+// cannot be opened fails with an error saying what to do; it can still be
+// closed. A session open already, or created by this daemon, returns at
+// once.
+func (d *Daemon) open(e *entry) error {
+	d.mu.RLock()
+	ready := e.s != nil
+	d.mu.RUnlock()
+	if ready {
+		return nil
+	}
+	e.openMu.Lock()
+	defer e.openMu.Unlock()
+	d.mu.RLock()
+	ready, cur := e.s != nil, d.sessions[e.id]
+	d.mu.RUnlock()
+	switch {
+	case ready:
+		return nil
+	case cur != e: // closed meanwhile
+		return errClosed(e.id)
+	}
+	select {
+	case <-d.stopping: // Close has passed this entry, or is about to
+		return apiErr(api.CodeUnavailable, "the daemon is shutting down; retry once it is back")
+	default:
+	}
+	s, err := d.repo.Session(e.id)
+	var oe *snapshot.SessionOpenError
+	if errors.As(err, &oe) {
+		return apiErr(api.CodeInternal, "%v; to drop it, close it (DELETE /v1/sessions/%s, vfsd session close %s)", err, e.id, e.id)
+	}
+	if err != nil {
+		return fmt.Errorf("open session %s: %w", e.id, err)
+	}
+	return d.attach(e, s)
 }
 
 func newEntry(id string, pol *policy.Policy, m *sessionMeta, k contract.Contract) *entry {
@@ -300,11 +376,24 @@ func (d *Daemon) attach(e *entry, s *vfs.Session) error {
 	return nil
 }
 
-// lookup returns the open session id.
+// lookup returns session id, opening it on its first use (open).
 func (d *Daemon) lookup(id string) (*entry, error) {
+	e, err := d.lookupUnopened(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.open(e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// lookupUnopened returns session id, which may not be open yet: for what
+// needs only its metadata, such as closing it.
+func (d *Daemon) lookupUnopened(id string) (*entry, error) {
 	d.mu.RLock()
 	e := d.sessions[id]
-	ready := e != nil && e.s != nil
+	ready := e != nil && (e.s != nil || e.stored)
 	d.mu.RUnlock()
 	if !ready {
 		return nil, apiErr(api.CodeNotFound, "no session %q; list the sessions with GET /v1/sessions (vfsd session list)", id)
@@ -319,12 +408,13 @@ func (d *Daemon) lookup(id string) (*entry, error) {
 	return e, nil
 }
 
-// entries returns the open sessions, sorted by ID.
+// entries returns the sessions, open or not opened yet (see open), sorted
+// by ID; not those being created.
 func (d *Daemon) entries() []*entry {
 	d.mu.RLock()
 	out := make([]*entry, 0, len(d.sessions))
 	for _, e := range d.sessions {
-		if e.s != nil {
+		if e.s != nil || e.stored {
 			out = append(out, e)
 		}
 	}
@@ -383,8 +473,13 @@ func (d *Daemon) Close() error {
 			}
 			e.mu.Unlock()
 			e.hostMu.Unlock()
-			if e.calls != nil {
-				errs = append(errs, e.calls.close(false))
+			e.openMu.Lock() // an open in flight finishes first
+			d.mu.RLock()
+			calls := e.calls
+			d.mu.RUnlock()
+			e.openMu.Unlock()
+			if calls != nil {
+				errs = append(errs, calls.close(false))
 			}
 		}
 		if err := d.store.Sync(context.Background()); err != nil {

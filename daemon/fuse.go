@@ -67,7 +67,18 @@ func (d *Daemon) handleMount(w http.ResponseWriter, r *http.Request) error {
 	e.hostMu.Lock()
 	defer e.hostMu.Unlock()
 	if err := d.mountFuse(e, fm); err != nil {
-		return err
+		// auto takes the overlay where it can; a remote fork whose blobs
+		// do not fit the local cache cannot be served by the kernel, but
+		// FUSE fetches them on first read.
+		var ae *api.Error
+		if req.Backend != api.BackendAuto || fm.Backend != api.BackendOverlay || !errors.As(err, &ae) || ae.Code != api.CodeTooLarge {
+			return err
+		}
+		d.log.Info("auto backend: the overlay cannot hold this session locally, mounting with FUSE", "session", e.id, "reason", ae.Message)
+		fm.Backend = ""
+		if err := d.mountFuse(e, fm); err != nil {
+			return err
+		}
 	}
 	if err := d.updateMeta(e, func(m *sessionMeta) { m.Fuse = append(m.Fuse, fm) }); err != nil {
 		d.unmountFuse(e, fm.Dir)

@@ -12,6 +12,7 @@ import (
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/tools"
+	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
 
@@ -281,7 +282,13 @@ func (d *Daemon) forks(e *entry) int {
 // view describes a session.
 func (d *Daemon) view(e *entry) api.Session {
 	forks := d.forks(e)
-	info := e.s.Info()
+	d.mu.RLock()
+	s, calls := e.s, e.calls
+	d.mu.RUnlock()
+	var info vfs.Info
+	if s != nil { // else it could not be opened: see handleListSessions
+		info = s.Info()
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	m := e.meta
@@ -292,8 +299,8 @@ func (d *Daemon) view(e *entry) api.Session {
 		LastSnapshot: info.Ref, Seq: info.Seq, Dirty: info.Dirty, Files: info.Files, Bytes: info.Bytes,
 		UID: m.UID, Forks: forks, ForkBudgetOf: m.LineageOf, ContractOptions: m.ContractOptions,
 	}
-	if e.calls != nil {
-		v.Calls = e.calls.count()
+	if calls != nil {
+		v.Calls = calls.count()
 	}
 	q := d.effectiveQuota(e.pol, m)
 	v.Quota = &q
@@ -380,13 +387,20 @@ func (d *Daemon) closeSession(id, reason string) error {
 func (d *Daemon) closeSessionPurge(id, reason string, purge bool) error {
 	d.mu.Lock()
 	e := d.sessions[id]
-	if e == nil || e.s == nil {
+	if e == nil || (e.s == nil && !e.stored) {
 		d.mu.Unlock()
 		return apiErr(api.CodeNotFound, "no session %q; list the sessions with GET /v1/sessions (vfsd session list)", id)
 	}
 	delete(d.sessions, id)
 	delete(d.tokens, e.meta.TokenHash)
 	d.mu.Unlock()
+	// An open in flight finishes first; none starts after (the entry is
+	// gone). A session never opened is removed without opening it.
+	e.openMu.Lock()
+	d.mu.RLock()
+	calls := e.calls
+	d.mu.RUnlock()
+	e.openMu.Unlock()
 
 	e.hostMu.Lock()
 	e.mu.Lock()
@@ -403,8 +417,10 @@ func (d *Daemon) closeSessionPurge(id, reason string, purge bool) error {
 	e.closeReason = reason
 	close(e.done)
 	errs = append(errs, d.repo.DeleteSession(id), d.metas.remove(id))
-	if e.calls != nil {
-		errs = append(errs, e.calls.close(true))
+	if calls != nil {
+		errs = append(errs, calls.close(true))
+	} else if err := os.Remove(d.callLogPath(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, fmt.Errorf("session %s: remove its call log: %w", id, err))
 	}
 	e.mu.Lock()
 	m := e.meta

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -17,6 +18,9 @@ func (d *Daemon) handleCreateSession(w http.ResponseWriter, r *http.Request) err
 	})
 }
 
+// handleListSessions lists the sessions. Their state fields (files, bytes,
+// seq...) are the open session's: a session not opened since the daemon
+// started is opened here (once; later listings find it open).
 func (d *Daemon) handleListSessions(w http.ResponseWriter, r *http.Request) error {
 	out := api.SessionList{Sessions: []api.Session{}}
 	now := time.Now()
@@ -28,7 +32,15 @@ func (d *Daemon) handleListSessions(w http.ResponseWriter, r *http.Request) erro
 			d.closeInBackground(e.id, "expired")
 			continue
 		}
-		out.Sessions = append(out.Sessions, d.view(e))
+		var openErr string
+		if err := d.open(e); errors.Is(err, &api.Error{Code: api.CodeNotFound}) {
+			continue // closed meanwhile
+		} else if err != nil {
+			openErr = err.Error()
+		}
+		v := d.view(e)
+		v.OpenError = openErr
+		out.Sessions = append(out.Sessions, v)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -79,7 +91,7 @@ func (d *Daemon) handleResetSession(w http.ResponseWriter, r *http.Request) erro
 
 func (d *Daemon) handleCloseSession(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
-	e, err := d.lookup(id)
+	e, err := d.lookupUnopened(id) // a session that cannot be opened can be closed
 	if err != nil {
 		return err
 	}

@@ -229,6 +229,13 @@ func (d *Daemon) handleFork(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (d *Daemon) handleGC(w http.ResponseWriter, r *http.Request) error {
+	// What a session and its call log reference is known once they are
+	// open: a collection opens every session not opened yet.
+	for _, e := range d.entries() {
+		if err := d.open(e); err != nil && !errors.Is(err, &api.Error{Code: api.CodeNotFound}) {
+			return fmt.Errorf("garbage collection: %w", err)
+		}
+	}
 	rep, err := d.repo.GC(r.Context())
 	if err != nil {
 		return fmt.Errorf("garbage collection: %w", err)

@@ -280,12 +280,16 @@ func (a *applier) advance(repo *snapshot.Repo, base, target string) (string, err
 		used[n.Ino] = true
 		tb.Set(p, n)
 	}
-	_ = a.base.Walk(vfs.Root, func(p vfs.Path, n vfs.Node) error {
+	// The base may be loaded lazily: a directory that cannot be read
+	// fails the advance rather than leaving a gap in the new base.
+	if err := a.base.Walk(vfs.Root, func(p vfs.Path, n vfs.Node) error {
 		if !p.IsRoot() {
 			put(p, n)
 		}
 		return nil
-	})
+	}); err != nil {
+		return "", fmt.Errorf("read the mount's base: %w", err)
+	}
 	for _, e := range a.done {
 		if e.Change == snapshot.Deleted {
 			tb.DeleteSubtree(e.Path)

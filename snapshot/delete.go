@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -88,7 +89,7 @@ func (r *Repo) DeleteSnapshots(ctx context.Context, ids []string, opts DeleteOpt
 		h, _ := vfs.ParseHash(id)
 		doomed[h] = true
 	}
-	if err := r.checkUnheld(ids, opts.Holders); err != nil {
+	if err := r.checkUnheld(ctx, ids, opts.Holders); err != nil {
 		return nil, err
 	}
 	rep := &DeleteReport{Deleted: []string{}}
@@ -99,10 +100,12 @@ func (r *Repo) DeleteSnapshots(ctx context.Context, ids []string, opts DeleteOpt
 	if err != nil {
 		return nil, fmt.Errorf("delete snapshots: %w", err)
 	}
-	needed := make(map[vfs.Hash]bool)
+	needed, seen := make(map[vfs.Hash]bool), make(map[vfs.Hash]struct{})
 	for _, snap := range snaps {
 		if h, _ := vfs.ParseHash(snap.ID); !doomed[h] {
-			neededBy(snap, needed)
+			if err := r.neededBy(ctx, snap, needed, seen); err != nil {
+				return nil, fmt.Errorf("delete snapshots: %w", err)
+			}
 		}
 	}
 	if err := r.dropRecords(ctx, doomed, needed, rep); err != nil {
@@ -117,12 +120,16 @@ func (r *Repo) DeleteSnapshots(ctx context.Context, ids []string, opts DeleteOpt
 
 // checkUnheld fails with an *InUseError if a live session or holders holds
 // one of ids.
-func (r *Repo) checkUnheld(ids []string, holders func(string) []string) error {
+func (r *Repo) checkUnheld(ctx context.Context, ids []string, holders func(string) []string) error {
 	held := make(map[string][]string)
-	for _, s := range r.Sessions() {
-		for _, id := range s.Snapshots() {
+	needs, err := r.sessionSnapshots(ctx)
+	if err != nil {
+		return fmt.Errorf("delete snapshots: %w", err)
+	}
+	for _, sid := range slices.Sorted(maps.Keys(needs)) {
+		for _, id := range needs[sid] {
 			if slices.Contains(ids, id) {
-				held[id] = append(held[id], "session "+s.ID())
+				held[id] = append(held[id], "session "+sid)
 			}
 		}
 	}
@@ -141,13 +148,13 @@ func (r *Repo) checkUnheld(ids []string, holders func(string) []string) error {
 	return nil
 }
 
-// neededBy adds every manifest snap's tree uses to needed.
-func neededBy(snap *Snapshot, needed map[vfs.Hash]bool) {
-	it := snap.dirs.Iterator()
-	for !it.Done() {
-		_, h, _ := it.Next()
-		needed[h] = true
-	}
+// neededBy adds every manifest snap's tree uses to needed. A manifest
+// already in needed is not entered again: its subtree's manifests are
+// there too, so snapshots sharing most directories cost what differs.
+// seen, shared by the calls for one set of snapshots, holds what was
+// entered already.
+func (r *Repo) neededBy(ctx context.Context, snap *Snapshot, needed map[vfs.Hash]bool, seen map[vfs.Hash]struct{}) error {
+	return r.walkManifests(ctx, snap, seen, func(h vfs.Hash) { needed[h] = true }, nil)
 }
 
 // dropRecords deletes the Records objects doomed after moving the manifests
@@ -247,9 +254,11 @@ func (r *Repo) collectPacks(ctx context.Context) (int, error) {
 	if len(packs) == 0 {
 		return 0, nil
 	}
-	needed := make(map[vfs.Hash]bool)
+	needed, seen := make(map[vfs.Hash]bool), make(map[vfs.Hash]struct{})
 	for _, snap := range snaps {
-		neededBy(snap, needed)
+		if err := r.neededBy(ctx, snap, needed, seen); err != nil {
+			return 0, err
+		}
 	}
 	doomed := make(map[vfs.Hash]bool)
 	for _, p := range packs {

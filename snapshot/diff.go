@@ -83,6 +83,15 @@ type Diff struct {
 	Added    int         `json:"added"`
 	Modified int         `json:"modified"`
 	Deleted  int         `json:"deleted"`
+
+	err error // the first tree that could not be read (a lazy directory)
+}
+
+// fail keeps the first error that makes the diff incomplete.
+func (d *Diff) fail(err error) {
+	if err != nil && d.err == nil {
+		d.err = err
+	}
 }
 
 // DiffOptions tune Diff.
@@ -96,7 +105,7 @@ type DiffOptions struct {
 // side is one tree being compared.
 type side struct {
 	tree vfs.Tree
-	dirs dirHashes
+	dirs dirIndex
 }
 
 // resolve turns a Source into a tree with directory hashes. A live session
@@ -139,6 +148,9 @@ func (r *Repo) Diff(ctx context.Context, a, b Source, opts DiffOptions) (*Diff, 
 	defer releaseB()
 	d := &Diff{Entries: []DiffEntry{}}
 	diffDir(sa, sb, vfs.Root, d)
+	if d.err != nil {
+		return nil, fmt.Errorf("diff: %w", d.err)
+	}
 	if opts.Text {
 		if opts.MaxTextBytes <= 0 {
 			opts.MaxTextBytes = 1 << 20
@@ -157,23 +169,26 @@ type child struct {
 	node vfs.Node
 }
 
-func children(t vfs.Tree, dir vfs.Path) []child {
+// children lists dir's children; a failure to read them (a lazily loaded
+// directory) is kept in d.
+func children(t vfs.Tree, dir vfs.Path, d *Diff) []child {
 	var out []child
-	t.Children(dir, func(name string, n vfs.Node) bool {
+	err := t.ChildrenErr(dir, func(name string, n vfs.Node) bool {
 		out = append(out, child{name, n})
 		return true
 	})
+	d.fail(err)
 	return out
 }
 
 // diffDir appends the differences beneath directory dir.
 func diffDir(a, b side, dir vfs.Path, d *Diff) {
-	ha, okA := a.dirs.Get(dir)
-	hb, okB := b.dirs.Get(dir)
+	ha, okA := a.dirs.known(dir)
+	hb, okB := b.dirs.known(dir)
 	if okA && okB && ha == hb {
 		return
 	}
-	ca, cb := children(a.tree, dir), children(b.tree, dir)
+	ca, cb := children(a.tree, dir, d), children(b.tree, dir, d)
 	for i, j := 0, 0; i < len(ca) || j < len(cb); {
 		switch {
 		case j == len(cb) || (i < len(ca) && ca[i].name < cb[j].name):
@@ -259,7 +274,7 @@ func xattrChanges(a, b vfs.Xattrs) []XattrChange {
 // subtreeEntries reports everything beneath p, and p itself when self is
 // set, as added or deleted.
 func subtreeEntries(a, t vfs.Tree, p vfs.Path, kind ChangeKind, self bool, d *Diff) {
-	_ = t.Walk(p, func(q vfs.Path, n vfs.Node) error {
+	err := t.Walk(p, func(q vfs.Path, n vfs.Node) error {
 		if q == p && !self {
 			return nil
 		}
@@ -274,6 +289,7 @@ func subtreeEntries(a, t vfs.Tree, p vfs.Path, kind ChangeKind, self bool, d *Di
 		}
 		return nil
 	})
+	d.fail(err)
 }
 
 // linkTarget returns the name node n (added at p in t) is a hard link to:

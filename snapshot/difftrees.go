@@ -15,7 +15,7 @@ import (
 // workspace. With no scope the whole trees are compared. A file whose
 // content is in an upper file on either side (no blob) gets no text.
 func (r *Repo) DiffTrees(ctx context.Context, a, b vfs.Tree, scope []vfs.Change, opts DiffOptions) (*Diff, error) {
-	sa, sb := side{tree: a, dirs: newDirHashes()}, side{tree: b, dirs: newDirHashes()}
+	sa, sb := side{tree: a, dirs: dirIndex{tree: a}}, side{tree: b, dirs: dirIndex{tree: b}}
 	d := &Diff{Entries: []DiffEntry{}}
 	if len(scope) == 0 {
 		scope = []vfs.Change{{Path: vfs.Root, Subtree: true}}
@@ -56,6 +56,9 @@ func (r *Repo) DiffTrees(ctx context.Context, a, b vfs.Tree, scope []vfs.Change,
 		case metaDiffers(na, nb):
 			d.add(entry(c.Path, Modified, na, nb))
 		}
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("diff: %w", d.err)
 	}
 	// Scopes may overlap (a rename's source beneath another's subtree):
 	// one entry per path, in path order.

@@ -53,17 +53,28 @@ func (r *Repo) GC(ctx context.Context) (GCReport, error) {
 		return rep, fmt.Errorf("gc: manifest packs: %w", err)
 	}
 	rep.Packs = packs
-	m := &marker{marked: map[vfs.Hash]struct{}{vfs.EmptyHash: {}}, seenDirs: make(map[vfs.Hash]struct{})}
+	m := &marker{r: r, marked: map[vfs.Hash]struct{}{vfs.EmptyHash: {}}, seenDirs: make(map[vfs.Hash]struct{})}
 	snaps, err := r.List(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("gc: list snapshots: %w", err)
 	}
 	for _, snap := range snaps {
-		m.snapshot(snap)
+		if err := m.snapshot(ctx, snap); err != nil {
+			return rep, fmt.Errorf("gc: %w", err)
+		}
 		rep.Snapshots++
 	}
-	for _, s := range r.Sessions() {
-		s.BlobRefs(m.mark)
+	// What a session references is in its journal and upper files: every
+	// session must be open, and one that cannot be fails the collection
+	// (nothing it may reference is deleted).
+	sessions, err := r.OpenSessions()
+	if err != nil {
+		return rep, fmt.Errorf("gc: %w", err)
+	}
+	for _, s := range sessions {
+		if err := s.WalkBlobRefs(m.mark); err != nil {
+			return rep, fmt.Errorf("gc: session %s: %w", s.ID(), err)
+		}
 		rep.Sessions++
 	}
 	rep.Marked = len(m.marked)
@@ -101,7 +112,9 @@ func (r *Repo) sweep(ctx context.Context, batch []vfs.Hash, m *marker, rep *GCRe
 	r.pins.mu.Lock()
 	defer r.pins.mu.Unlock()
 	for _, snap := range r.pins.freshSnaps {
-		m.snapshot(snap)
+		if err := m.snapshot(ctx, snap); err != nil {
+			return err
+		}
 	}
 	r.pins.freshSnaps = r.pins.freshSnaps[:0]
 	for _, h := range batch {
@@ -125,30 +138,20 @@ func (r *Repo) sweep(ctx context.Context, batch []vfs.Hash, m *marker, rep *GCRe
 
 // marker collects the blobs a collection must keep.
 type marker struct {
+	r        *Repo
 	marked   map[vfs.Hash]struct{}
 	seenDirs map[vfs.Hash]struct{}
 }
 
 func (m *marker) mark(h vfs.Hash) { m.marked[h] = struct{}{} }
 
-func (m *marker) snapshot(snap *Snapshot) { m.dir(snap, vfs.Root) }
-
-// dir marks the blobs beneath a directory, skipping directories whose
-// manifest was seen already: snapshots share most of their directories.
-func (m *marker) dir(snap *Snapshot, d vfs.Path) {
-	if h, ok := snap.dirs.Get(d); ok {
-		if _, done := m.seenDirs[h]; done {
-			return
-		}
-		m.seenDirs[h] = struct{}{}
-	}
-	snap.Tree.Children(d, func(name string, n vfs.Node) bool {
-		switch {
-		case n.IsDir():
-			m.dir(snap, d.Join(name))
-		case !n.Blob.IsZero():
+// snapshot marks the blobs of snap's tree, read from its manifests,
+// skipping directories whose manifest was seen already: snapshots share
+// most of their directories.
+func (m *marker) snapshot(ctx context.Context, snap *Snapshot) error {
+	return m.r.walkManifests(ctx, snap, m.seenDirs, nil, func(n vfs.Node) {
+		if !n.Blob.IsZero() {
 			m.mark(n.Blob)
 		}
-		return true
 	})
 }

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,7 +47,7 @@ func encodeDir(t vfs.Tree, d vfs.Path, hashOf func(vfs.Path) (vfs.Hash, error)) 
 	b := make([]byte, 0, 4096)
 	b = append(b, manifestFormat...)
 	var err error
-	t.Children(d, func(name string, n vfs.Node) bool {
+	cerr := t.ChildrenErr(d, func(name string, n vfs.Node) bool {
 		switch {
 		case n.IsDir():
 			n.Blob, err = hashOf(d.Join(name))
@@ -59,6 +60,9 @@ func encodeDir(t vfs.Tree, d vfs.Path, hashOf func(vfs.Path) (vfs.Hash, error)) 
 		b = vfs.AppendNode(b, name, n)
 		return true
 	})
+	if cerr != nil {
+		return nil, fmt.Errorf("manifest of %s: %w", d, cerr)
+	}
 	return b, err
 }
 
@@ -102,7 +106,7 @@ func decodeDir(b []byte, fn func(name string, n vfs.Node) error) error {
 type manifestWriter struct {
 	r    *Repo
 	tree vfs.Tree
-	prev dirHashes // the reference snapshot's hashes
+	prev dirIndex  // the reference snapshot's hashes
 	dirs dirHashes // hashes known so far; updated as directories are hashed
 	// refresh lists, per directory to patch, the children to look up again.
 	refresh map[vfs.Path]map[string]bool
@@ -126,6 +130,15 @@ func (w *manifestWriter) hash(ctx context.Context, d vfs.Path) (vfs.Hash, error)
 		if h, ok := w.dirs.Get(d); ok {
 			return h, nil
 		}
+		// A directory the tree has not read is its manifest, unchanged.
+		h, ok, err := w.tree.LazyManifest(d)
+		if err != nil {
+			return vfs.Hash{}, err
+		}
+		if ok {
+			w.dirs = w.dirs.Set(d, h)
+			return h, nil
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return vfs.Hash{}, err
@@ -133,7 +146,7 @@ func (w *manifestWriter) hash(ctx context.Context, d vfs.Path) (vfs.Hash, error)
 	hashOf := func(child vfs.Path) (vfs.Hash, error) { return w.hash(ctx, child) }
 	var b []byte
 	var err error
-	old, ok := w.prev.Get(d)
+	old, ok := w.prev.known(d)
 	if names := w.refresh[d]; ok && !w.rebuild[d] {
 		if oldBytes, rerr := w.r.cachedManifest(ctx, old); rerr == nil {
 			b, err = patchDir(w.tree, d, oldBytes, names, hashOf)
@@ -162,13 +175,28 @@ func (w *manifestWriter) hash(ctx context.Context, d vfs.Path) (vfs.Hash, error)
 // update brings prev's directory hashes up to date with the tree, given
 // what changed since prev, re-hashing only the directories on the paths to
 // the changes. It returns the new hashes.
-func (w *manifestWriter) update(ctx context.Context, prev dirHashes, changes []vfs.Change) (dirHashes, error) {
-	w.prev, w.dirs = prev, prev
+//
+// Directories the tree has not read (lazily loaded, unchanged) keep the
+// hash they were loaded from, without being read.
+func (w *manifestWriter) update(ctx context.Context, prev dirIndex, changes []vfs.Change) (dirIndex, error) {
+	w.prev, w.dirs = prev, prev.set
+	if w.dirs == nil {
+		w.dirs = newDirHashes()
+	}
 	w.refresh = make(map[vfs.Path]map[string]bool)
 	w.rebuild = make(map[vfs.Path]bool)
-	isDir := func(p vfs.Path) bool { n, ok := w.tree.Get(p); return ok && n.IsDir() }
+	var lookupErr error
+	isDir := func(p vfs.Path) bool {
+		n, ok, err := w.tree.Lookup(p)
+		if err != nil && lookupErr == nil {
+			lookupErr = err
+		}
+		return ok && n.IsDir()
+	}
 	for _, c := range changes {
-		// Forget directories that are gone.
+		// Forget directories that are gone, and, beneath a subtree that
+		// changed, every hash: its directories are rebuilt, or are lazy
+		// and keep the hash they were loaded from.
 		if c.Subtree {
 			var gone []vfs.Path
 			it := w.dirs.Iterator()
@@ -178,9 +206,7 @@ func (w *manifestWriter) update(ctx context.Context, prev dirHashes, changes []v
 				if !d.HasPrefix(c.Path) {
 					break
 				}
-				if !isDir(d) {
-					gone = append(gone, d)
-				}
+				gone = append(gone, d)
 			}
 			for _, d := range gone {
 				w.dirs = w.dirs.Delete(d)
@@ -191,12 +217,19 @@ func (w *manifestWriter) update(ctx context.Context, prev dirHashes, changes []v
 		// A moved subtree is rebuilt whole; a new directory is built.
 		if isDir(c.Path) {
 			if c.Subtree {
-				_ = w.tree.Walk(c.Path, func(p vfs.Path, n vfs.Node) error {
-					if n.IsDir() {
-						w.rebuild[p] = true
+				err := w.tree.Walk(c.Path, func(p vfs.Path, n vfs.Node) error {
+					if !n.IsDir() {
+						return nil
 					}
+					if _, lazy, err := w.tree.LazyManifest(p); err != nil || lazy {
+						return cmp.Or(err, vfs.SkipDir)
+					}
+					w.rebuild[p] = true
 					return nil
 				})
+				if err != nil {
+					return dirIndex{}, err
+				}
 			} else if _, known := w.dirs.Get(c.Path); !known {
 				w.rebuild[c.Path] = true
 			}
@@ -216,10 +249,13 @@ func (w *manifestWriter) update(ctx context.Context, prev dirHashes, changes []v
 			return true
 		})
 	}
-	if _, err := w.hash(ctx, vfs.Root); err != nil {
-		return nil, err
+	if lookupErr != nil {
+		return dirIndex{}, lookupErr
 	}
-	return w.dirs, nil
+	if _, err := w.hash(ctx, vfs.Root); err != nil {
+		return dirIndex{}, err
+	}
+	return dirIndex{set: w.dirs, tree: w.tree}, nil
 }
 
 // patchDir returns the manifest of directory d: its old manifest with the
@@ -236,9 +272,9 @@ func patchDir(t vfs.Tree, d vfs.Path, old []byte, names map[string]bool, hashOf 
 	// fresh appends the tree's current entry for name, if it has one.
 	fresh := func(name string) error {
 		child := d.Join(name)
-		n, ok := t.Get(child)
-		if !ok {
-			return nil
+		n, ok, err := t.Lookup(child)
+		if err != nil || !ok {
+			return err
 		}
 		switch {
 		case n.IsDir():

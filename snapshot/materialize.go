@@ -65,10 +65,16 @@ func (r *Repo) Materialize(ctx context.Context, src Source, dir string) (Materia
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) > 0 {
 		return rep, &vfs.Error{Op: "materialize", Path: dir, Code: vfs.CodeExists, Msg: "target directory is not empty; choose a new or empty directory"}
 	}
+	// Every node is written: read the whole tree now, so that a directory
+	// that cannot be read fails here, not halfway.
+	tree, err := tree.Expand()
+	if err != nil {
+		return rep, fmt.Errorf("materialize: %w", err)
+	}
 	m := &materializer{rep: &rep, root: os.Geteuid() == 0, tree: tree}
 	var dirs []vfs.Path
 	first := map[uint64]string{} // hard-linked inode → its first name written
-	err := tree.Walk(vfs.Root, func(p vfs.Path, n vfs.Node) error {
+	err = tree.Walk(vfs.Root, func(p vfs.Path, n vfs.Node) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -242,7 +242,7 @@ type manifestReader struct {
 	records map[vfs.Hash][]byte
 	scanned bool
 	// parent is the next ancestor record to index when a manifest is
-	// missing and a remote may have it; "" when there is none left.
+	// missing; "" when there is none left.
 	parent string
 }
 
@@ -250,23 +250,23 @@ func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, erro
 	m.r.mu.Lock()
 	loc, ok := m.r.index[h]
 	m.r.mu.Unlock()
-	if !ok && !m.scanned {
-		m.scanned = true
-		if err := m.r.indexAll(ctx); err != nil {
-			return nil, err
-		}
-		m.r.mu.Lock()
-		loc, ok = m.r.index[h]
-		m.r.mu.Unlock()
-	}
-	// With a remote, the manifest may be in a record not fetched yet:
-	// most likely an ancestor's, else any record the remote holds.
-	for !ok && m.r.remote != nil && m.parent != "" {
+	// The manifest is most likely in an ancestor's record (a snapshot
+	// writes only the manifests that changed): index those, nearest
+	// first, before resorting to every record — so that loading a
+	// snapshot reads its ancestry, not the whole store, however many
+	// snapshots it holds. With a remote, an ancestor not fetched yet is.
+	for !ok && m.parent != "" {
 		ph, err := vfs.ParseHash(m.parent)
 		if err != nil {
 			break
 		}
 		b, err := m.r.readObject(ctx, Records, ph)
+		if errors.Is(err, vfs.ErrNotFound) {
+			// Deleted: the manifests others use moved to a pack, which
+			// the scan below finds.
+			m.parent = ""
+			break
+		}
 		if err != nil {
 			return nil, fmt.Errorf("manifest %s: ancestor %s: %w", h.Short(), ph.Short(), err)
 		}
@@ -276,6 +276,15 @@ func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, erro
 		}
 		m.records[ph] = b
 		m.parent = rec.Parent
+		m.r.mu.Lock()
+		loc, ok = m.r.index[h]
+		m.r.mu.Unlock()
+	}
+	if !ok && !m.scanned {
+		m.scanned = true
+		if err := m.r.indexAll(ctx); err != nil {
+			return nil, err
+		}
 		m.r.mu.Lock()
 		loc, ok = m.r.index[h]
 		m.r.mu.Unlock()

@@ -284,7 +284,7 @@ func (r *Repo) fetchNow(ctx context.Context, ns Namespace, h vfs.Hash) error {
 	l.fetched.Add(1)
 	l.markKnown(ns, h)
 	if ns == Blobs {
-		r.evict(ctx)
+		r.evict(ctx, h)
 	}
 	return nil
 }
@@ -344,10 +344,12 @@ func (r *Repo) RemoteCache() CacheStats {
 }
 
 // evict deletes least recently used fetched blobs until the cache fits its
-// bound, skipping pinned ones. It holds the gc lock exclusively while it
-// deletes, as garbage collection does, so no Put relies on a blob being
-// deleted.
-func (r *Repo) evict(ctx context.Context) {
+// bound, skipping pinned ones and keep, the blob just fetched for a reader
+// that has not opened it yet (deleted, its reader would fail; kept, the
+// cache is over its bound by at most that blob until the next fetch). It
+// holds the gc lock exclusively while it deletes, as garbage collection
+// does, so no Put relies on a blob being deleted.
+func (r *Repo) evict(ctx context.Context, keep vfs.Hash) {
 	l := r.remote
 	l.cacheMu.Lock()
 	over := l.bytes > l.opts.CacheBytes
@@ -365,7 +367,7 @@ func (r *Repo) evict(ctx context.Context) {
 		prev := e.Prev()
 		ce := e.Value.(cacheEntry)
 		_, fresh := r.pins.fresh[ce.h]
-		if r.pins.counts[ce.h] == 0 && !fresh && ce.h != vfs.EmptyHash {
+		if r.pins.counts[ce.h] == 0 && !fresh && ce.h != vfs.EmptyHash && ce.h != keep {
 			if err := r.store.Delete(ctx, Blobs, ce.h); err != nil {
 				l.log.Warn("remote cache: evict", "blob", ce.h.Short(), "err", err)
 				return
@@ -504,12 +506,15 @@ func (r *Repo) Push(ctx context.Context, id string) (PushReport, error) {
 	}
 	delete(records, snapID)
 	blobs := map[vfs.Hash]struct{}{}
-	_ = snap.Tree.Walk(vfs.Root, func(_ vfs.Path, n vfs.Node) error {
+	err = snap.Tree.Walk(vfs.Root, func(_ vfs.Path, n vfs.Node) error {
 		if n.IsFile() && !n.Blob.IsZero() {
 			blobs[n.Blob] = struct{}{}
 		}
 		return nil
 	})
+	if err != nil {
+		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
+	}
 	rep.Blobs, rep.Records = len(blobs), len(records)+1
 	known, err := r.knownSet(ctx)
 	if err != nil {
@@ -585,12 +590,15 @@ func (r *Repo) remoteParentBlobs(ctx context.Context, snap *Snapshot, known map[
 		return nil
 	}
 	out := map[vfs.Hash]struct{}{}
-	_ = parent.Tree.Walk(vfs.Root, func(_ vfs.Path, n vfs.Node) error {
+	err = parent.Tree.Walk(vfs.Root, func(_ vfs.Path, n vfs.Node) error {
 		if n.IsFile() && !n.Blob.IsZero() {
 			out[n.Blob] = struct{}{}
 		}
 		return nil
 	})
+	if err != nil {
+		return nil // relying on nothing is always safe: more is uploaded
+	}
 	return out
 }
 
@@ -623,13 +631,15 @@ func (r *Repo) touch(ctx context.Context, keys []objKey, todo *[]objKey) error {
 func (r *Repo) manifestRecords(ctx context.Context, snap *Snapshot) (map[vfs.Hash]struct{}, error) {
 	out := map[vfs.Hash]struct{}{}
 	var missing []vfs.Hash
+	set, err := r.manifestSet(ctx, snap)
+	if err != nil {
+		return nil, err
+	}
 	collect := func() {
 		missing = missing[:0]
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		it := snap.dirs.Iterator()
-		for !it.Done() {
-			_, h, _ := it.Next()
+		for h := range set {
 			if loc, ok := r.index[h]; ok {
 				out[loc.record] = struct{}{}
 			} else {
@@ -880,12 +890,15 @@ func (r *Repo) Prefetch(ctx context.Context, id string) (int, error) {
 	}
 	var todo []cacheEntry
 	var need int64
-	_ = snap.Tree.Walk(vfs.Root, func(_ vfs.Path, n vfs.Node) error {
+	err = snap.Tree.Walk(vfs.Root, func(_ vfs.Path, n vfs.Node) error {
 		if n.IsFile() && !n.Blob.IsZero() && n.Blob != vfs.EmptyHash {
 			todo = append(todo, cacheEntry{n.Blob, n.Size})
 		}
 		return nil
 	})
+	if err != nil {
+		return 0, err
+	}
 	work := make(chan cacheEntry)
 	var fetched atomic.Int64
 	var wg sync.WaitGroup

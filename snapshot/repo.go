@@ -30,7 +30,9 @@ type Repo struct {
 	sessionUID  func(s *vfs.Session) string
 
 	mu       sync.Mutex
-	sessions map[string]*vfs.Session
+	sessions map[string]*sessionSlot  // by ID; opened on first use
+	closed   bool                     // Close was called: nothing opens any more
+	opens    int64                    // sessions opened by vfs.Open (OpenCount)
 	snaps    map[string]*Snapshot     // loaded snapshots, by ID
 	index    map[vfs.Hash]manifestLoc // where each known manifest is stored
 	indexed  map[vfs.Hash]bool        // records whose manifests are indexed
@@ -41,7 +43,9 @@ type Repo struct {
 
 	remote *remoteLink // the shared remote store, if any (SetRemote)
 
-	manifests manifestCache // recently written or read manifests
+	manifests manifestCache  // recently written or read manifests
+	lazyCache *vfs.LazyCache // directories lazily loaded trees decoded
+	eager     bool           // load every snapshot whole (tests compare the two)
 
 	pins pinSet
 	// gc is held shared by every Put until the new blob is pinned, and
@@ -70,8 +74,39 @@ type RepoOptions struct {
 	SessionUID func(s *vfs.Session) string
 }
 
+// eagerLoad makes new repositories load every snapshot whole (tests and
+// benchmarks compare the two ways).
+var eagerLoad bool
+
+// lazyCacheEntries bounds the directory entries lazily loaded trees keep
+// decoded: some 64 MiB.
+const lazyCacheEntries = 256 << 10
+
+// sessionSlot is one session of the repository: found on disk (dir, from
+// its journal header), and open once something used it.
+type sessionSlot struct {
+	dir     string
+	created int64        // the journal header's Created
+	s       *vfs.Session // nil until opened (or while NewSession creates it)
+	// creating is set while NewSession creates the session: the ID is
+	// taken but the session is not there yet.
+	creating bool
+	// opening is non-nil while a first use opens the session; closed when
+	// that open ends, with s or err set.
+	opening chan struct{}
+	err     error // the last failed open's error, for the uses that waited on it
+	// needs caches vfs.JournalSnapshots of a session not open: nothing
+	// writes its journal until it is opened. Guarded by Repo.mu.
+	needs []string
+}
+
 // OpenRepo opens the repository whose sessions live under sessionsDir and
-// whose content is in store, recovering every session found there.
+// whose content is in store. It finds every session there by its journal's
+// header (one small read each) but opens none: a session is recovered —
+// its base loaded, its journal replayed, its upper files checked — on its
+// first use (Session, DeleteSession, OpenSessions), so opening a repository
+// costs the same however many sessions and snapshots it holds. A session
+// that cannot be recovered fails on its uses, not here.
 func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOptions) (*Repo, error) {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
@@ -81,9 +116,11 @@ func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOpt
 	}
 	r := &Repo{
 		store: store, sessionsDir: sessionsDir, clock: opts.Clock, policy: opts.Policy, quota: opts.Quota, sessionUID: opts.SessionUID,
-		sessions: make(map[string]*vfs.Session), snaps: make(map[string]*Snapshot),
+		sessions: make(map[string]*sessionSlot), snaps: make(map[string]*Snapshot),
 		index: make(map[vfs.Hash]manifestLoc), indexed: make(map[vfs.Hash]bool), packs: make(map[vfs.Hash]bool),
-		pins: pinSet{counts: make(map[vfs.Hash]int)},
+		pins:      pinSet{counts: make(map[vfs.Hash]int)},
+		lazyCache: vfs.NewLazyCache(lazyCacheEntries),
+		eager:     eagerLoad,
 	}
 	entries, err := os.ReadDir(sessionsDir)
 	if err != nil {
@@ -106,15 +143,17 @@ func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOpt
 			_ = os.RemoveAll(dir)
 			continue
 		case err != nil:
+			// Without its header the directory cannot even be named.
 			r.Close()
-			return nil, fmt.Errorf("open repo: %w", err)
+			return nil, fmt.Errorf("open repo: %w; move %s out of %s to open the repository without it", err, dir, sessionsDir)
 		}
-		s, err := vfs.Open(ctx, r.sessionOptions(hdr.Session, dir))
-		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("open repo: recover session %s: %w", hdr.Session, err)
+		if prev := r.sessions[hdr.Session]; prev != nil && prev.created >= hdr.Created {
+			// Two directories name one session only when a deletion
+			// was cut short and the ID used again: the newer is the
+			// session; the older is left as it is.
+			continue
 		}
-		r.sessions[hdr.Session] = s
+		r.sessions[hdr.Session] = &sessionSlot{dir: dir, created: hdr.Created}
 	}
 	r.slots = newSlotPool(sessionsDir, slots)
 	// Files start empty; keep the empty blob in the store for readers that
@@ -129,8 +168,9 @@ func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOpt
 // Store returns the repository's store.
 func (r *Repo) Store() Store { return r.store }
 
-// Close closes every session (they stay on disk). It does not close the
-// store.
+// Close closes every open session (they stay on disk; those never opened
+// are not touched). It does not close the store (but see OpenLocalRepo).
+// An open in flight finishes and closes its session itself.
 func (r *Repo) Close() error {
 	r.closeRemote()
 	if r.slots != nil {
@@ -138,11 +178,14 @@ func (r *Repo) Close() error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.closed = true
 	var errs []error
-	for _, s := range r.sessions {
-		errs = append(errs, s.Close())
+	for _, sl := range r.sessions {
+		if sl.s != nil {
+			errs = append(errs, sl.s.Close())
+		}
 	}
-	r.sessions = map[string]*vfs.Session{}
+	r.sessions = map[string]*sessionSlot{}
 	if r.ownStore != nil {
 		errs = append(errs, r.ownStore.Close())
 		r.ownStore = nil
@@ -240,60 +283,247 @@ func (r *Repo) NewSession(ctx context.Context, opts SessionOptions) (*vfs.Sessio
 		base = snap.Tree
 	}
 	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, errRepoClosed("create session", id)
+	}
 	if _, ok := r.sessions[id]; ok {
 		r.mu.Unlock()
 		return nil, &vfs.Error{Op: "create session", Path: id, Code: vfs.CodeExists, Msg: "a session with this ID exists"}
 	}
-	r.sessions[id] = nil // reserve the ID
+	sl := &sessionSlot{creating: true} // reserve the ID
+	r.sessions[id] = sl
 	r.mu.Unlock()
-	s, err := vfs.Create(ctx, r.sessionOptions(id, r.slots.take()), base, opts.Base)
+	dir := r.slots.take()
+	s, err := vfs.Create(ctx, r.sessionOptions(id, dir), base, opts.Base)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
 		delete(r.sessions, id)
 		return nil, fmt.Errorf("create session %s: %w", id, err)
 	}
-	r.sessions[id] = s
+	if r.closed { // closed meanwhile: Close did not see it
+		s.Close()
+		return nil, errRepoClosed("create session", id)
+	}
+	sl.dir, sl.s, sl.creating = dir, s, false
 	return s, nil
 }
 
-// Session returns an open session by ID.
+func errRepoClosed(op, id string) error {
+	return &vfs.Error{Op: op, Path: id, Code: vfs.CodeClosed, Msg: "the repository is closed"}
+}
+
+// Session returns session id, opening (recovering) it on its first use.
+// Concurrent first uses open it once. A session that cannot be recovered
+// (a corrupt journal, a base snapshot that is gone) fails with an error
+// that names it; the repository and its other sessions work on, and the
+// session can still be deleted (DeleteSession).
 func (r *Repo) Session(id string) (*vfs.Session, error) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	s := r.sessions[id]
-	if s == nil {
-		return nil, &vfs.Error{Op: "session", Path: id, Code: vfs.CodeNotFound, Msg: "no such session"}
+	for {
+		sl := r.sessions[id]
+		switch {
+		case r.closed:
+			r.mu.Unlock()
+			return nil, errRepoClosed("session", id)
+		case sl == nil || sl.creating:
+			r.mu.Unlock()
+			return nil, &vfs.Error{Op: "session", Path: id, Code: vfs.CodeNotFound, Msg: "no such session"}
+		case sl.s != nil:
+			r.mu.Unlock()
+			return sl.s, nil
+		case sl.opening != nil: // another use is opening it: wait for that
+			ch := sl.opening
+			r.mu.Unlock()
+			<-ch
+			r.mu.Lock()
+			if sl.s == nil && sl.err != nil && r.sessions[id] == sl {
+				err := sl.err
+				r.mu.Unlock()
+				return nil, err
+			}
+			continue
+		}
+		return r.openSlot(id, sl) // releases r.mu
 	}
+}
+
+// openSlot opens session id, found in sl.dir. r.mu is held on entry and
+// released on return. The open runs without r.mu, so that other sessions
+// stay usable meanwhile.
+func (r *Repo) openSlot(id string, sl *sessionSlot) (*vfs.Session, error) {
+	ch := make(chan struct{})
+	sl.opening, sl.err = ch, nil
+	r.opens++
+	r.mu.Unlock()
+	// The open is not the caller's to cancel: others may be waiting on it.
+	s, err := vfs.Open(context.Background(), r.sessionOptions(id, sl.dir))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer close(ch)
+	sl.opening = nil
+	if err != nil {
+		sl.err = &SessionOpenError{ID: id, Dir: sl.dir, Err: err}
+		return nil, sl.err
+	}
+	if r.closed || r.sessions[id] != sl { // closed, or deleted, meanwhile
+		s.Close()
+		return nil, errRepoClosed("session", id)
+	}
+	sl.s = s
 	return s, nil
 }
 
-// Sessions returns the open sessions, sorted by ID.
+// SessionOpenError reports a session found in the repository that could not
+// be opened (recovered from its journal). Its errors.Is and errors.As see
+// the cause.
+type SessionOpenError struct {
+	ID  string // the session
+	Dir string // its directory
+	Err error  // why it could not be opened
+}
+
+func (e *SessionOpenError) Error() string {
+	return fmt.Sprintf("session %s cannot be opened: %v; its state is in %s: restore that directory from a backup, or delete the session to drop it", e.ID, e.Err, e.Dir)
+}
+
+func (e *SessionOpenError) Unwrap() error { return e.Err }
+
+// SessionIDs returns the IDs of every session in the repository, open or
+// not, sorted. It opens none.
+func (r *Repo) SessionIDs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(r.sessions))
+	for id, sl := range r.sessions {
+		if !sl.creating {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Sessions returns the sessions open now (used since the repository was
+// opened, or created), sorted by ID. Sessions not used yet are not in it:
+// see SessionIDs and OpenSessions.
 func (r *Repo) Sessions() []*vfs.Session {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]*vfs.Session, 0, len(r.sessions))
-	for _, s := range r.sessions {
-		if s != nil {
-			out = append(out, s)
+	for _, sl := range r.sessions {
+		if sl.s != nil {
+			out = append(out, sl.s)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
 	return out
 }
 
+// OpenSessions opens every session not open yet and returns them all,
+// sorted by ID: what must see every session's state (garbage collection,
+// deleting snapshots) uses it. It fails on the first session that cannot
+// be opened (a *SessionOpenError).
+func (r *Repo) OpenSessions() ([]*vfs.Session, error) {
+	ids := r.SessionIDs()
+	out := make([]*vfs.Session, 0, len(ids))
+	for _, id := range ids {
+		s, err := r.Session(id)
+		if errors.Is(err, vfs.ErrNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// sessionSnapshots returns, by session ID, the snapshots every session
+// needs (vfs.Session.Snapshots): an open session's from the session, one
+// not opened yet's from its journal (vfs.JournalSnapshots), without
+// opening it.
+func (r *Repo) sessionSnapshots(ctx context.Context) (map[string][]string, error) {
+	type found struct {
+		id    string
+		sl    *sessionSlot
+		s     *vfs.Session
+		needs []string
+	}
+	r.mu.Lock()
+	all := make([]found, 0, len(r.sessions))
+	for id, sl := range r.sessions {
+		if !sl.creating { // one being created holds its base through r.records
+			all = append(all, found{id, sl, sl.s, sl.needs})
+		}
+	}
+	r.mu.Unlock()
+	out := make(map[string][]string, len(all))
+	for _, f := range all {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		switch {
+		case f.s != nil:
+			out[f.id] = f.s.Snapshots()
+			continue
+		case f.needs != nil:
+			out[f.id] = f.needs
+			continue
+		}
+		ids, err := vfs.JournalSnapshots(f.sl.dir)
+		if errors.Is(err, vfs.ErrNoSession) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, &SessionOpenError{ID: f.id, Dir: f.sl.dir, Err: err}
+		}
+		if ids == nil {
+			ids = []string{}
+		}
+		r.mu.Lock()
+		f.sl.needs = ids
+		r.mu.Unlock()
+		out[f.id] = ids
+	}
+	return out, nil
+}
+
+// OpenCount returns how many sessions the repository has opened (recovered
+// with vfs.Open) since it was opened; sessions it created are not counted.
+// For tests and diagnostics: it shows that opening a repository opens none.
+func (r *Repo) OpenCount() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.opens
+}
+
 // DeleteSession closes a session and removes its state from disk. Its
-// snapshots stay.
+// snapshots stay. A session never opened, or that cannot be opened, is
+// removed without opening it.
 func (r *Repo) DeleteSession(id string) error {
 	r.mu.Lock()
-	s := r.sessions[id]
-	delete(r.sessions, id)
-	r.mu.Unlock()
-	if s == nil {
+	sl := r.sessions[id]
+	for sl != nil && sl.opening != nil { // let an open in flight finish
+		ch := sl.opening
+		r.mu.Unlock()
+		<-ch
+		r.mu.Lock()
+		sl = r.sessions[id]
+	}
+	if sl == nil || sl.creating {
+		r.mu.Unlock()
 		return &vfs.Error{Op: "delete session", Path: id, Code: vfs.CodeNotFound, Msg: "no such session"}
 	}
-	err := s.Close()
-	if rerr := os.RemoveAll(s.Dir()); rerr != nil {
+	delete(r.sessions, id)
+	r.mu.Unlock()
+	var err error
+	if sl.s != nil {
+		err = sl.s.Close()
+	}
+	if rerr := os.RemoveAll(sl.dir); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("remove session %s: %w", id, rerr))
 	}
 	return err

@@ -26,6 +26,12 @@ type Record struct {
 	Created int64    `json:"created"`           // Unix ms
 	Files   int64    `json:"files"`
 	Bytes   int64    `json:"bytes"`
+	// Nodes counts the tree's nodes, the root included, and HardLinks
+	// says whether any node has several names: a snapshot whose record
+	// has them (every record written since lazy loading) is loaded lazily
+	// unless it has hard links; 0 in older records, loaded whole.
+	Nodes     int64 `json:"nodes,omitempty"`
+	HardLinks bool  `json:"hard_links,omitempty"`
 
 	// SessionUID identifies the incarnation of Session it was taken of
 	// (RepoOptions.SessionUID): session IDs may be reused, UIDs are not.
@@ -72,7 +78,8 @@ type Snapshot struct {
 	// Manifests is how many directory manifests this snapshot's record
 	// stores: the directories that changed since its parent.
 	Manifests int
-	dirs      dirHashes
+	dirs      dirIndex
+	reader    *snapManifests // reads this snapshot's manifests
 }
 
 // errSnapshotNotFound reports an unknown snapshot ID.
@@ -107,11 +114,19 @@ func (r *Repo) Get(ctx context.Context, id string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 	}
+	reader := newSnapManifests(r, h, b, rec.Parent)
+	if lazyLoadable(rec) && !r.eager {
+		root := rec.RootDir.node()
+		root.Blob = vfs.Hash{}
+		tree := vfs.NewLazyTree(root.Normalize(), rec.Root, vfs.NewLazyLoader(reader, r.lazyCache),
+			vfs.LazyTotals{Files: rec.Files, Bytes: rec.Bytes, MaxIno: rec.MaxIno, Nodes: int(rec.Nodes)})
+		return r.cache(&Snapshot{ID: id, Record: rec, Tree: tree, Manifests: manifests, dirs: dirIndex{tree: tree}, reader: reader}), nil
+	}
 	tree, dirs, err := r.loadTree(ctx, rec.RootDir.node(), rec.Root, rec.MaxIno, rec.Parent)
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 	}
-	return r.cache(&Snapshot{ID: id, Record: rec, Tree: tree, Manifests: manifests, dirs: dirs}), nil
+	return r.cache(&Snapshot{ID: id, Record: rec, Tree: tree, Manifests: manifests, dirs: dirIndex{set: dirs}, reader: reader}), nil
 }
 
 // cache keeps a loaded snapshot, returning the one already cached if
@@ -212,8 +227,8 @@ func (r *Repo) Snapshot(ctx context.Context, s *vfs.Session, label string) (*Sna
 // frozenManifests computes the directory hashes of a frozen tree from those
 // of its reference snapshot; unless dry, the writer's pack holds the new
 // manifests.
-func (r *Repo) frozenManifests(ctx context.Context, f *vfs.Frozen, dry bool) (*manifestWriter, dirHashes, error) {
-	prev := newDirHashes()
+func (r *Repo) frozenManifests(ctx context.Context, f *vfs.Frozen, dry bool) (*manifestWriter, dirIndex, error) {
+	prev := dirIndex{set: newDirHashes()}
 	changes := f.Changes
 	if f.Ref != "" {
 		ref, err := r.Get(ctx, f.Ref)
@@ -223,7 +238,7 @@ func (r *Repo) frozenManifests(ctx context.Context, f *vfs.Frozen, dry bool) (*m
 		case errors.Is(err, vfs.ErrNotFound):
 			changes = []vfs.Change{{Path: vfs.Root, Subtree: true}} // reference gone: hash all
 		default:
-			return nil, nil, err
+			return nil, dirIndex{}, err
 		}
 	} else {
 		changes = []vfs.Change{{Path: vfs.Root, Subtree: true}}
@@ -231,7 +246,7 @@ func (r *Repo) frozenManifests(ctx context.Context, f *vfs.Frozen, dry bool) (*m
 	w := &manifestWriter{r: r, tree: f.Tree, dry: dry}
 	dirs, err := w.update(ctx, prev, changes)
 	if err != nil {
-		return nil, nil, err
+		return nil, dirIndex{}, err
 	}
 	return w, dirs, nil
 }
@@ -250,11 +265,15 @@ func (r *Repo) record(ctx context.Context, f *vfs.Frozen, label, session, uid st
 // writeRecord stores the record of tree, whose directory hashes are dirs,
 // with the pack of manifests no earlier record holds. It is one durable
 // object.
-func (r *Repo) writeRecord(ctx context.Context, tree vfs.Tree, dirs dirHashes, pack []packEntry, rec Record) (*Snapshot, error) {
-	root, _ := dirs.Get(vfs.Root)
+func (r *Repo) writeRecord(ctx context.Context, tree vfs.Tree, dirs dirIndex, pack []packEntry, rec Record) (*Snapshot, error) {
+	root, ok, err := dirs.get(vfs.Root)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("store snapshot record: the root directory has no manifest (%v)", err)
+	}
 	rootNode, _ := tree.Get(vfs.Root)
 	rec.Format, rec.Root, rec.RootDir, rec.MaxIno = recordFormat, root, rootNodeOf(rootNode), tree.MaxIno()
 	rec.Created, rec.Files, rec.Bytes = r.clock().UnixMilli(), tree.Files(), tree.Bytes()
+	rec.Nodes, rec.HardLinks = int64(tree.Len()), tree.HasLinks()
 	b, err := encodeRecord(rec, pack)
 	if err != nil {
 		return nil, err
@@ -270,7 +289,8 @@ func (r *Repo) writeRecord(ctx context.Context, tree vfs.Tree, dirs dirHashes, p
 	for _, e := range pack {
 		r.manifests.add(e.hash, e.data)
 	}
-	snap := r.cache(&Snapshot{ID: h.String(), Record: rec, Tree: tree, Manifests: len(pack), dirs: dirs})
+	snap := r.cache(&Snapshot{ID: h.String(), Record: rec, Tree: tree, Manifests: len(pack), dirs: dirs,
+		reader: newSnapManifests(r, h, b, rec.Parent)})
 	r.pins.mu.Lock()
 	if r.pins.fresh != nil {
 		// A collection is running and may have listed the snapshots
@@ -287,7 +307,7 @@ func (r *Repo) CommitTree(ctx context.Context, tree vfs.Tree, label string) (*Sn
 	r.records.RLock()
 	defer r.records.RUnlock()
 	w := &manifestWriter{r: r, tree: tree}
-	dirs, err := w.update(ctx, newDirHashes(), []vfs.Change{{Path: vfs.Root, Subtree: true}})
+	dirs, err := w.update(ctx, dirIndex{set: newDirHashes()}, []vfs.Change{{Path: vfs.Root, Subtree: true}})
 	if err != nil {
 		return nil, fmt.Errorf("commit tree: %w", err)
 	}

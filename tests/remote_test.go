@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
 	"github.com/vfsd/vfsd/internal/s3server"
+	"github.com/vfsd/vfsd/mount/overlay"
 )
 
 // startS3 runs a versitygw on loopback for the test, or skips it.
@@ -146,4 +150,61 @@ func TestRemoteTwoDaemons(t *testing.T) {
 	st, err := cb.RemoteStatus(ctx)
 	require.NoError(t, err)
 	require.Positive(t, st.Fetched)
+}
+
+// TestRemoteForkMountsAuto: a fork of a remote snapshot mounted with the
+// auto backend gets the kernel overlay when its blobs fit the local cache
+// (they are fetched first: the kernel cannot fetch on first read), and
+// FUSE, which fetches on first read, when they do not. Either way the
+// files read back whole through the mount.
+func TestRemoteForkMountsAuto(t *testing.T) {
+	if err := overlay.Available(); err != nil {
+		t.Skipf("overlay backend unavailable: %v", err)
+	}
+	srv := startS3(t)
+	url := srv.URL("vfsd-mount", "fleet")
+	dirA, sockA := newDaemonDirs(t)
+	a := startDaemon(t, dirA, sockA, "--remote", url)
+	ca := a.client()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, err := ca.CreateSession(ctx, api.CreateSessionRequest{ID: "a"})
+	require.NoError(t, err)
+	for i := range 10 {
+		tool(t, ca, "a", "write_file", map[string]any{"path": fmt.Sprintf("src/f%d.txt", i), "content": fmt.Sprintf("file %d on A\n", i)})
+	}
+	snap, err := ca.CreateSnapshot(ctx, "a", "to mount elsewhere")
+	require.NoError(t, err)
+	_, err = ca.PushSnapshot(ctx, snap.ID)
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name        string
+		cache       string
+		wantBackend string
+	}{
+		{"fits the cache: overlay", "1GiB", api.BackendOverlay},
+		{"larger than the cache: FUSE", "8", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, sock := newDaemonDirs(t)
+			b := startDaemon(t, dir, sock, "--remote", url, "--remote-cache-bytes", tc.cache)
+			cb := b.client()
+			_, err := cb.ForkSnapshot(ctx, snap.ID, api.CreateSessionRequest{ID: "b"})
+			require.NoError(t, err)
+			mnt := t.TempDir()
+			t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+			fm, err := cb.Mount(ctx, "b", api.MountRequest{Dir: mnt, Backend: api.BackendAuto})
+			require.NoError(t, err)
+			require.Equal(t, tc.wantBackend, fm.Backend)
+			// The daemon is another process: reading its FUSE mount from
+			// here cannot deadlock it.
+			for _, i := range []int{0, 9} {
+				got, err := os.ReadFile(filepath.Join(mnt, fmt.Sprintf("src/f%d.txt", i)))
+				require.NoError(t, err)
+				require.Equal(t, fmt.Sprintf("file %d on A\n", i), string(got))
+			}
+			require.NoError(t, cb.Unmount(ctx, "b", mnt))
+		})
+	}
 }

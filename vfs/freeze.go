@@ -214,13 +214,13 @@ func (s *Session) upperNodesLocked() map[Path]Node {
 	}
 	for p, m := range s.dirty {
 		if m.subtree {
-			_ = s.tree.Walk(p, collect)
+			_ = s.tree.walkLoaded(p, collect)
 		} else if n, ok := s.tree.Get(p); ok {
 			_ = collect(p, n)
 		}
 	}
 	if distinct := countUppers(found); distinct != len(s.uppers) {
-		_ = s.tree.Walk(Root, collect)
+		_ = s.tree.walkLoaded(Root, collect)
 	}
 	return found
 }

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 
 	"github.com/vfsd/vfsd/internal/osfile"
 )
@@ -28,7 +30,10 @@ import (
 // place; a past tree naming one is resolved by the seal that later stored
 // the same content in a blob (see resolveUppers). The blobs the history
 // names are kept from garbage collection while the session lives
-// (BlobRefs).
+// (BlobRefs) — up to a budget: past Quota.MaxHistoryBytes of content named
+// by the history (the quota's MaxBytes unless set), the oldest part of the
+// history is dropped (trim), so a session within its quota cannot fill the
+// disk by rewriting a file again and again.
 const (
 	histEvery          = 256
 	histMaxCheckpoints = 128
@@ -49,7 +54,24 @@ type checkpoint struct {
 type history struct {
 	cps   []checkpoint
 	every uint64
-	blobs map[Hash]struct{} // every blob an event since the journal's start names
+	// blobs holds every blob an event since the history's start names,
+	// with its size and the last event naming it; bytes sums the sizes.
+	blobs map[Hash]histBlob
+	bytes int64
+	// budget bounds bytes (0: unbounded); trim enforces it.
+	budget int64
+	// sinceCp is the size of the blobs first named since the last
+	// checkpoint.
+	sinceCp int64
+	// trimmed: cps[0] is not the journal's base but a later state, whose
+	// tree's blobs the history holds too (nothing else does).
+	trimmed bool
+}
+
+// histBlob is a blob the history names.
+type histBlob struct {
+	size int64
+	last uint64 // the last event that names it
 }
 
 // start resets the history to begin at the journal's base: event seq (the
@@ -57,19 +79,29 @@ type history struct {
 func (h *history) start(seq uint64, end int64, t Tree) {
 	h.cps = []checkpoint{{seq: seq, end: end, tree: t}}
 	h.every = histEvery
-	h.blobs = make(map[Hash]struct{})
+	h.blobs = make(map[Hash]histBlob)
+	h.bytes, h.sinceCp = 0, 0
+	h.trimmed = false
 }
 
-// note records event e, number seq, ending at end, which left tree t.
+// note records event e, number seq, ending at end, which left tree t. It
+// never trims: replaying a journal must see the history as it was when
+// the journal was written (a rewind names a position in it); callers trim
+// once the event is live (see trim).
 func (h *history) note(seq uint64, end int64, e *Event, t Tree) {
 	if h.cps == nil {
 		return
 	}
-	h.addBlobs(e)
+	h.addBlobs(seq, e, t)
 	last := h.cps[len(h.cps)-1]
-	if e.Op != OpRestore && e.Op != OpRewind && seq-last.seq < h.every {
+	// A checkpoint every h.every events, and, under a budget, every
+	// eighth of it of new content: trim then drops history in steps no
+	// coarser than that.
+	heavy := h.budget > 0 && h.sinceCp >= h.budget/8
+	if e.Op != OpRestore && e.Op != OpRewind && seq-last.seq < h.every && !heavy {
 		return
 	}
+	h.sinceCp = 0
 	h.cps = append(h.cps, checkpoint{seq: seq, end: end, tree: t})
 	if len(h.cps) > histMaxCheckpoints {
 		kept := h.cps[:1]
@@ -85,15 +117,88 @@ func (h *history) note(seq uint64, end int64, e *Event, t Tree) {
 	}
 }
 
-func (h *history) addBlobs(e *Event) {
+// addBlobs records the blobs event seq names; t, the tree it left, gives
+// the sizes of sealed content.
+func (h *history) addBlobs(seq uint64, e *Event, t Tree) {
 	if !e.Blob.IsZero() {
-		h.blobs[e.Blob] = struct{}{}
+		size := e.Size
+		if n, ok := t.Get(e.Path); ok && n.Blob == e.Blob {
+			size = n.Size
+		}
+		h.addBlob(e.Blob, size, seq)
 	}
 	for _, sl := range e.Seals {
-		h.blobs[sl.Blob] = struct{}{}
+		var size int64
+		if n, ok := t.Get(sl.Path); ok && n.Blob == sl.Blob {
+			size = n.Size
+		}
+		h.addBlob(sl.Blob, size, seq)
 	}
 	for i := range e.Batch {
-		h.addBlobs(&e.Batch[i])
+		h.addBlobs(seq, &e.Batch[i], t)
+	}
+}
+
+func (h *history) addBlob(b Hash, size int64, seq uint64) {
+	if b == EmptyHash {
+		return
+	}
+	hb, ok := h.blobs[b]
+	if !ok {
+		hb.size = size
+		h.bytes += size
+		h.sinceCp += size
+	}
+	hb.last = seq
+	h.blobs[b] = hb
+}
+
+// trim keeps the history within its budget: when the content it names
+// passes the budget, it drops its oldest part, starting it at the oldest
+// checkpoint — or, if none is late enough, at t, the tree just after event
+// seq (ending at end) — after which the history names at most half the
+// budget. Blobs only events before the new start named are let go: the
+// new start's tree holds what it still needs (BlobRefs). Positions before
+// it are refused from then on, as those before a restore are.
+func (h *history) trim(seq uint64, end int64, t Tree) {
+	if h.budget <= 0 || h.bytes <= h.budget || h.cps == nil {
+		return
+	}
+	// bytes named after position p, for the candidates in order.
+	type named struct {
+		last uint64
+		size int64
+	}
+	all := make([]named, 0, len(h.blobs))
+	for _, b := range h.blobs {
+		all = append(all, named{b.last, b.size})
+	}
+	slices.SortFunc(all, func(a, b named) int { return cmp.Compare(a.last, b.last) })
+	after := h.bytes // bytes named by events after the candidate
+	i := 0
+	// The candidates: every checkpoint but the first, then t itself.
+	cands := append(slices.Clone(h.cps[1:]), checkpoint{seq: seq, end: end, tree: t})
+	for c, cp := range cands {
+		for i < len(all) && all[i].last <= cp.seq {
+			after -= all[i].size
+			i++
+		}
+		if after > h.budget/2 && c < len(cands)-1 {
+			continue
+		}
+		if c < len(cands)-1 {
+			h.cps = cands[c : len(cands)-1]
+		} else {
+			h.cps = []checkpoint{cp}
+		}
+		for b, hb := range h.blobs {
+			if hb.last <= cp.seq {
+				delete(h.blobs, b)
+			}
+		}
+		h.bytes = after
+		h.trimmed = true
+		return
 	}
 }
 
@@ -219,7 +324,7 @@ func (s *Session) TreeAt(ctx context.Context, seq uint64) (Tree, error) {
 	case seq > cur:
 		return Tree{}, newErr(CodeNotFound, "history", Root, fmt.Sprintf("position %d is in the future: the session's last event is %d", seq, cur))
 	case seq < first:
-		return Tree{}, newErr(CodeNotFound, "history", Root, fmt.Sprintf("position %d is before the history kept (it starts at %d, the last reset or restore before the daemon last opened the session)", seq, first))
+		return Tree{}, newErr(CodeNotFound, "history", Root, fmt.Sprintf("position %d is before the history kept (it starts at %d: the last reset or restore before the daemon last opened the session, or where the history was cut to stay within the session's history budget)", seq, first))
 	}
 	return s.replayTo(ctx, path, seq)
 }
@@ -286,7 +391,7 @@ func (s *Session) resolveUppers(ctx context.Context, t Tree, after uint64) (Tree
 		lost  []Path
 	)
 	pending := map[uint64][]name{}
-	_ = t.Walk(Root, func(p Path, n Node) error {
+	_ = t.walkLoaded(Root, func(p Path, n Node) error {
 		switch {
 		case !n.IsFile() || n.Upper == 0:
 		case n.Size == 0:
@@ -521,5 +626,6 @@ func (s *Session) reindexHistory(events []*Event) error {
 		}
 		s.hist.note(seq, off, e, t)
 	}
+	s.hist.trim(seq, off, t)
 	return nil
 }

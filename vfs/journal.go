@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -404,4 +406,62 @@ func (j *Journal) Close() error {
 		err = cerr
 	}
 	return err
+}
+
+// JournalSnapshots returns the snapshots the session in dir needs, reading
+// its journal without opening the session (no tree is loaded, nothing is
+// written): the journal's base and initial snapshot and every snapshot
+// restored in it. It is what Session.Snapshots returns once the session is
+// open, or more (Open compacts away restores before the last one), never
+// less; what decides whether a snapshot may be deleted asks it of
+// sessions not opened yet. A torn tail ends the scan, as at Open; a
+// corrupt record fails it.
+func JournalSnapshots(dir string) ([]string, error) {
+	path := filepath.Join(dir, journalName)
+	f, err := osfile.OpenFile(path, os.O_RDONLY, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", path, ErrNoSession)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open journal: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<16)
+	payload, _, err := readRecord(r)
+	if err == io.EOF || err == errTorn {
+		return nil, fmt.Errorf("%s: %w", path, ErrNoSession)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read journal header of %s: %w", path, err)
+	}
+	var h JournalHeader
+	if err := json.Unmarshal(payload, &h); err != nil || h.Format != journalFormat {
+		return nil, fmt.Errorf("journal %s: not a %s header", path, journalFormat)
+	}
+	var out []string
+	add := func(id string) {
+		if id != "" && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	add(h.Base)
+	add(h.Initial)
+	marker := []byte(`"` + string(OpRestore) + `"`)
+	for seq := h.SeqBase + 1; ; seq++ {
+		payload, _, err := readRecord(r)
+		if err != nil {
+			break // io.EOF at a record boundary, or a torn tail
+		}
+		if !bytes.Contains(payload, marker) {
+			continue // not a restore: no snapshot to hold
+		}
+		var e Event
+		if err := json.Unmarshal(payload, &e); err != nil {
+			return nil, fmt.Errorf("journal %s record %d is corrupt: %w", path, seq, err)
+		}
+		if e.Op == OpRestore {
+			add(e.Snapshot)
+		}
+	}
+	return out, nil
 }

@@ -181,6 +181,7 @@ type Node struct {
 	Xattrs   Xattrs      // extended attributes
 
 	link bool // in a Tree's path map: a hard-linked name, the node is in the inode map
+	lazy bool // in a Tree's path map: a lazy directory, its manifest hash in Blob (see lazy.go)
 }
 
 // IsDir reports whether n is a directory.

@@ -103,6 +103,12 @@ func (p Path) Rel() string {
 	return string(p)
 }
 
+// Canonical reports whether p is a canonical Path, as ParsePath returns:
+// the root, or '/'-separated segments with no empty, "." or ".." segment.
+// (ParsePath also checks UTF-8 and NUL bytes; session paths that came from
+// elsewhere are only checked for the shape the tree relies on.)
+func (p Path) Canonical() bool { return p == Root || isCanonical(string(p)) }
+
 // IsRoot reports whether p is the session root.
 func (p Path) IsRoot() bool { return p == Root }
 

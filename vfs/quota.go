@@ -21,6 +21,18 @@ type Quota struct {
 	// MaxNodes bounds the number of files, directories and symlinks in the
 	// session (the root not counted).
 	MaxNodes int64 `json:"max_nodes,omitempty"`
+	// MaxHistoryBytes bounds the content the session's history keeps for
+	// rewinds beyond its current files: past it the oldest history is
+	// dropped. MaxBytes when zero; unbounded when both are zero.
+	MaxHistoryBytes int64 `json:"max_history_bytes,omitempty"`
+}
+
+// historyBudget is the bound on the content the history keeps.
+func (q Quota) historyBudget() int64 {
+	if q.MaxHistoryBytes > 0 {
+		return q.MaxHistoryBytes
+	}
+	return q.MaxBytes
 }
 
 // quotaErr reports a change refused by the quota. It carries

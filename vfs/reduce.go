@@ -10,6 +10,13 @@ import (
 // cannot apply returns an *Error and no tree. A session's Tree is always the
 // fold of its journal over its base with Reduce.
 func Reduce(t Tree, e *Event) (Tree, error) {
+	if err := checkEventPaths(e); err != nil {
+		return t, err
+	}
+	t, err := expandFor(t, e)
+	if err != nil {
+		return Tree{}, err
+	}
 	switch e.Op {
 	case OpBatch:
 		return reduceBatch(t, e)
@@ -580,4 +587,18 @@ func reduceSeal(t Tree, e *Event) Tree {
 		t = t.set(s.Path, n)
 	}
 	return t
+}
+
+// checkEventPaths refuses an event naming a path that is not canonical: the
+// tree keys on canonical paths, so such an event would corrupt it (a "."
+// directory, a "/x" whose parent is nowhere) and make a journal the session
+// could not replay. Paths from tools are parsed; this guards the Go API.
+func checkEventPaths(e *Event) error {
+	if !e.Path.Canonical() {
+		return newErr(CodeInvalidPath, "", e.Path, "path is not canonical; build paths with vfs.ParsePath")
+	}
+	if e.To != "" && !e.To.Canonical() {
+		return newErr(CodeInvalidPath, "", e.To, "destination path is not canonical; build paths with vfs.ParsePath")
+	}
+	return nil
 }

@@ -193,6 +193,7 @@ func newSession(opts Options) *Session {
 	return &Session{
 		owner:    owner,
 		opts:     opts,
+		hist:     history{budget: opts.Quota.historyBudget()},
 		upperDir: filepath.Join(opts.Dir, upperName),
 		dirty:    make(map[Path]dirtyMark),
 		uppers:   make(map[uint64]*upperFile),
@@ -378,6 +379,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		s.journal.Close()
 		return nil, fmt.Errorf("open session %s: %w", opts.ID, err)
 	}
+	s.hist.trim(s.seq, s.journal.Size(), s.tree)
 	s.treeBytes.Store(s.tree.Bytes())
 	go s.journal.flushEvery(opts.FlushInterval)
 	return s, nil
@@ -591,6 +593,7 @@ func (s *Session) applyLocked(op string, e *Event) (uint64, error) {
 	s.markDirty(old, e, seq)
 	s.settleLocked(old, t, e)
 	s.hist.note(seq, s.journal.Size(), e, t)
+	s.hist.trim(seq, s.journal.Size(), t)
 	return seq, nil
 }
 

@@ -33,8 +33,11 @@ func (s *Session) Stat(ctx context.Context, p Path) (Node, error) {
 	if s.closed {
 		return Node{}, closedErr(op)
 	}
-	n, ok := s.tree.Get(p)
-	if !ok {
+	n, ok, err := s.tree.Lookup(p)
+	switch {
+	case err != nil:
+		return Node{}, withOp(err, op)
+	case !ok:
 		return Node{}, missingErr(s.tree, op, p)
 	}
 	return s.liveLocked(n), nil
@@ -51,18 +54,23 @@ func (s *Session) List(ctx context.Context, dir Path) ([]DirEntry, error) {
 	if s.closed {
 		return nil, closedErr(op)
 	}
-	n, ok := s.tree.Get(dir)
+	n, ok, err := s.tree.Lookup(dir)
 	switch {
+	case err != nil:
+		return nil, withOp(err, op)
 	case !ok:
 		return nil, missingErr(s.tree, op, dir)
 	case !n.IsDir():
 		return nil, newErr(CodeNotDir, op, dir, "is not a directory")
 	}
 	var out []DirEntry
-	s.tree.Children(dir, func(name string, n Node) bool {
+	err = s.tree.ChildrenErr(dir, func(name string, n Node) bool {
 		out = append(out, DirEntry{Name: name, Node: s.liveLocked(n)})
 		return true
 	})
+	if err != nil {
+		return nil, withOp(err, op)
+	}
 	return out, nil
 }
 
@@ -74,7 +82,10 @@ func (s *Session) Walk(ctx context.Context, root Path, fn func(Path, Node) error
 		return err
 	}
 	t := s.Tree()
-	if _, ok := t.Get(root); !ok {
+	if _, ok, err := t.Lookup(root); err != nil || !ok {
+		if err != nil {
+			return withOp(err, op)
+		}
 		return missingErr(t, op, root)
 	}
 	return t.Walk(root, func(p Path, n Node) error {
@@ -123,8 +134,10 @@ func (s *Session) Open(ctx context.Context, p Path) (*Reader, error) {
 	if s.closed {
 		return nil, closedErr(op)
 	}
-	n, ok := s.tree.Get(p)
+	n, ok, err := s.tree.Lookup(p)
 	switch {
+	case err != nil:
+		return nil, withOp(err, op)
 	case !ok:
 		return nil, missingErr(s.tree, op, p)
 	case n.IsDir():
@@ -181,14 +194,25 @@ func (s *Session) Readlink(ctx context.Context, p Path) (string, error) {
 // BlobRefs calls fn for every blob the session references: its tree's file
 // contents, those of frozen trees not yet released, the content detached
 // handles still read, and every blob its history names (so it can be
-// rewound). Garbage collection keeps them.
-func (s *Session) BlobRefs(fn func(Hash)) {
+// rewound). Garbage collection keeps them, and uses WalkBlobRefs: in a
+// lazily loaded tree a directory that cannot be read is skipped here.
+func (s *Session) BlobRefs(fn func(Hash)) { _ = s.WalkBlobRefs(fn) }
+
+// WalkBlobRefs is BlobRefs, returning the error that stopped it: a lazily
+// loaded directory whose manifest could not be read. fn may have been
+// called for some blobs by then.
+func (s *Session) WalkBlobRefs(fn func(Hash)) error {
 	s.mu.RLock()
 	hist := make([]Hash, 0, len(s.hist.blobs))
 	for h := range s.hist.blobs {
 		hist = append(hist, h)
 	}
 	trees := []Tree{s.tree}
+	if s.hist.trimmed {
+		// The history starts at a state no snapshot holds: its content is
+		// what rewinds to the start still need.
+		trees = append(trees, s.hist.cps[0].tree)
+	}
 	for f := range s.frozen {
 		trees = append(trees, f.Tree)
 	}
@@ -206,13 +230,17 @@ func (s *Session) BlobRefs(fn func(Hash)) {
 		fn(h)
 	}
 	for _, t := range trees {
-		_ = t.Walk(Root, func(_ Path, n Node) error {
+		err := t.Walk(Root, func(_ Path, n Node) error {
 			if !n.Blob.IsZero() {
 				fn(n.Blob)
 			}
 			return nil
 		})
+		if err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // LocalPath returns a local file that holds the content of file node n, for

@@ -33,6 +33,7 @@ type Tree struct {
 	m     *immutable.SortedMap[Path, Node]
 	links *immutable.Map[uint64, inode] // hard-linked nodes; nil when none
 	owner *Owner                        // reported for nodes whose owner is NoOwner
+	lazy  *LazyLoader                   // reads lazy directories; nil unless loaded lazily (see lazy.go)
 	totals
 }
 
@@ -49,11 +50,17 @@ type totals struct {
 	files  int64  // regular files
 	bytes  int64  // their total size
 	uppers int64  // regular files whose content is in an upper file
+
+	lazyDirs int64 // lazy directories in the path map (see lazy.go)
+	hidden   int64 // nodes beneath lazy directories, not in the path map
 }
 
 // replace accounts for old (if there was one) giving way to n.
 func (c *totals) replace(old Node, hadOld bool, n Node) {
 	c.remove(old, hadOld)
+	if n.lazy {
+		c.lazyDirs++
+	}
 	if n.IsFile() {
 		c.files++
 		c.bytes += n.Size
@@ -66,6 +73,9 @@ func (c *totals) replace(old Node, hadOld bool, n Node) {
 
 // remove accounts for old (if there was one) leaving.
 func (c *totals) remove(old Node, hadOld bool) {
+	if hadOld && old.lazy {
+		c.lazyDirs--
+	}
 	if hadOld && old.IsFile() {
 		c.files--
 		c.bytes -= old.Size
@@ -103,6 +113,9 @@ func (t Tree) DefaultOwner() (Owner, bool) {
 // resolve turns a stored entry into the node it stands for: a hard link's
 // stub into the shared node, an unrecorded owner into the default one.
 func (t Tree) resolve(n Node) Node {
+	if n.lazy {
+		n.lazy, n.Blob = false, Hash{}
+	}
 	if n.link {
 		rec, _ := t.links.Get(n.Ino)
 		n = rec.n
@@ -134,17 +147,23 @@ func (t Tree) LinkNames(ino uint64) []Path {
 // HasLinks reports whether any node of t has more than one name.
 func (t Tree) HasLinks() bool { return t.links != nil && t.links.Len() > 0 }
 
-// Get returns the node at p.
+// Get returns the node at p. In a lazily loaded tree (see NewLazyTree) it
+// may read directory manifests; when that fails it reports p missing, so
+// callers that must tell the two apart use Lookup.
 func (t Tree) Get(p Path) (Node, bool) {
 	n, ok := t.m.Get(p)
-	if !ok {
+	if ok {
+		return t.resolve(n), true
+	}
+	if t.lazyDirs == 0 {
 		return Node{}, false
 	}
-	return t.resolve(n), true
+	n, ok, _ = t.Lookup(p)
+	return n, ok
 }
 
 // Len is the number of nodes, the root included.
-func (t Tree) Len() int { return t.m.Len() }
+func (t Tree) Len() int { return t.m.Len() + int(t.hidden) }
 
 // Files is the number of regular files.
 func (t Tree) Files() int64 { return t.files }
@@ -170,17 +189,45 @@ var SkipDir = fs.SkipDir
 // directory before its contents). See SkipDir; any other error stops the
 // walk and is returned. Walk sees the
 // tree as it was when called, whatever happens to the session meanwhile.
-func (t Tree) Walk(root Path, fn func(Path, Node) error) error {
+// In a lazily loaded tree it reads the manifests of the directories it
+// enters, and returns the error when one cannot be read.
+func (t Tree) Walk(root Path, fn func(Path, Node) error) error { return t.walk(root, fn, true) }
+
+// walkLoaded is Walk over the nodes the tree has read: it does not enter
+// lazy directories. Their nodes come from a snapshot, so it suits looking
+// for what only changes make (upper files).
+func (t Tree) walkLoaded(root Path, fn func(Path, Node) error) error { return t.walk(root, fn, false) }
+
+// walk is Walk, entering lazy directories when lazy is set.
+func (t Tree) walk(root Path, fn func(Path, Node) error, lazy bool) error {
+	if _, ok := t.m.Get(root); !ok && t.lazyDirs > 0 && lazy {
+		// root is beneath a lazy directory, or nowhere.
+		raw, ok, err := t.rawLookup(root)
+		if err != nil || !ok {
+			return err
+		}
+		if err := fn(root, t.resolve(raw)); err != nil || !raw.lazy {
+			if err == SkipDir {
+				return nil
+			}
+			return err
+		}
+		return t.walkLazy(root, raw.Blob, fn)
+	}
 	it := t.m.Iterator()
 	it.Seek(root)
 	for !it.Done() {
-		p, n, _ := it.Next()
+		p, raw, _ := it.Next()
 		if !p.HasPrefix(root) {
 			return nil
 		}
-		n = t.resolve(n)
+		n := t.resolve(raw)
 		err := fn(p, n)
 		switch {
+		case err == nil && raw.lazy && lazy:
+			if err := t.walkLazy(p, raw.Blob, fn); err != nil {
+				return err
+			}
 		case err == nil:
 		case err != SkipDir:
 			return err
@@ -198,7 +245,14 @@ func (t Tree) Walk(root Path, fn func(Path, Node) error) error {
 
 // Children calls fn for each direct child of dir, sorted by name, until fn
 // returns false. It costs O(children · log n), however deep the subtrees are.
+// In a lazily loaded tree it may read dir's manifest; when that fails it
+// lists nothing, so callers that must tell use ChildrenErr.
 func (t Tree) Children(dir Path, fn func(name string, n Node) bool) {
+	_ = t.ChildrenErr(dir, fn)
+}
+
+// mapChildren is Children for a directory in the map that is not lazy.
+func (t Tree) mapChildren(dir Path, fn func(name string, n Node) bool) {
 	it := t.m.Iterator()
 	it.Seek(dir)
 	if p, n, ok := it.Next(); !ok || p != dir || !n.IsDir() {
@@ -232,6 +286,10 @@ func (t Tree) HasChildren(dir Path) bool {
 func (t Tree) set(p Path, n Node) Tree {
 	n.link = false
 	old, ok := t.m.Get(p)
+	if ok && old.lazy && n.IsDir() {
+		// A directory's node changes; its (unread) contents stay.
+		n.lazy, n.Blob = true, old.Blob
+	}
 	if ok && old.link {
 		if old.Ino == n.Ino && !n.IsDir() {
 			rec, _ := t.links.Get(n.Ino)

@@ -389,7 +389,7 @@ func settles(op Op) bool {
 // were never acknowledged), and removes the rest.
 func (s *Session) recoverUppers() error {
 	var err error
-	_ = s.tree.Walk(Root, func(p Path, n Node) error {
+	_ = s.tree.walkLoaded(Root, func(p Path, n Node) error {
 		if n.Upper == 0 {
 			return nil
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -19,7 +20,36 @@ func newBenchCmd() *cobra.Command {
   vfsd bench import --tree ~/src/linux
   vfsd bench mount --targets native,vfsd,vfsd_overlay --steps untar,grep`,
 	}
-	cmd.AddCommand(newBenchCowCmd(), newBenchImportCmd(), newBenchToolsCmd(), newBenchMountCmd())
+	cmd.AddCommand(newBenchCowCmd(), newBenchImportCmd(), newBenchToolsCmd(), newBenchMountCmd(), newBenchReopenReadCmd())
+	return cmd
+}
+
+// newBenchReopenReadCmd is the fresh process bench cow runs to time
+// reopening a repository and reading one file (reopen_read_ms).
+func newBenchReopenReadCmd() *cobra.Command {
+	var store, sessions, session, path string
+	cmd := &cobra.Command{
+		Use:    "reopen-read",
+		Short:  "Open a repository and read one file of a session, timed (run by vfsd bench cow)",
+		Hidden: true,
+		Args:   usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, f := range []struct{ name, v string }{{"--store", store}, {"--sessions", sessions}, {"--session", session}, {"--path", path}} {
+				if f.v == "" {
+					return usageError{fmt.Errorf("%s is required", f.name)}
+				}
+			}
+			res, err := bench.ReopenRead(cmd.Context(), store, sessions, session, path)
+			if err != nil {
+				return err
+			}
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+		},
+	}
+	cmd.Flags().StringVar(&store, "store", "", "the local store's directory")
+	cmd.Flags().StringVar(&sessions, "sessions", "", "the sessions' directory")
+	cmd.Flags().StringVar(&session, "session", "", "the session to read from")
+	cmd.Flags().StringVar(&path, "path", "", "the file to read")
 	return cmd
 }
 
@@ -37,8 +67,11 @@ func newBenchCowCmd() *cobra.Command {
 		Example: `  vfsd bench cow
   vfsd bench cow --files 2000,50000 --repeats 9`,
 		Long: `Builds a workspace of each size, then times, in the same run: fork, restore,
-a snapshot after changing 10 files, the first full snapshot, and cp -a of a
-materialized copy of the same tree. Prints one JSON object per size.`,
+a snapshot after changing 10 files, the first full snapshot, cp -a of a
+materialized copy of the same tree, and a fresh process opening the closed
+repository and reading one file of a session forked from the workspace
+(reopen_read_ms), also with 100 more sessions in the repository
+(reopen_read_100_sessions_ms). Prints one JSON object per size.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sizes, err := parseSizes(files)
@@ -49,6 +82,11 @@ materialized copy of the same tree. Prints one JSON object per size.`,
 				return usageError{fmt.Errorf("--size-kb must be positive, got %d", sizeKB)}
 			}
 			opts := bench.CowOptions{Sizes: sizes, SizeKB: sizeKB, Dir: dir, Repeats: repeats, Log: os.Stderr}
+			if self, err := os.Executable(); err == nil {
+				opts.Self = self
+			} else {
+				fmt.Fprintf(os.Stderr, "reopen figures left out: cannot find this binary to run it again: %v\n", err)
+			}
 			if quiet {
 				opts.Log = nil
 			}

@@ -27,6 +27,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bench", "cow", "--size-kb", "0"},
 		{"bench", "cow", "--no-such-flag"},
 		{"bench", "cow", "extra-arg"},
+		{"bench", "reopen-read", "--store", "s", "--sessions", "d", "--session", "x"},
 	} {
 		root := newRoot()
 		root.SetArgs(args)

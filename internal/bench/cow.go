@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +30,10 @@ type CowOptions struct {
 	Dir     string // where to build workspaces; the system temp dir when ""
 	Repeats int    // timed repetitions per measurement (the median is reported)
 	Log     io.Writer
+	// Self is the vfsd binary, re-run as `vfsd bench reopen-read` to time
+	// reopening the repository in a fresh process; without it the reopen
+	// figures are left out.
+	Self string
 }
 
 // CowResult is one line of `vfsd bench cow`.
@@ -53,6 +58,21 @@ type CowResult struct {
 	CpAMs               float64 `json:"cp_a_ms"`
 	FullVsCpA           float64 `json:"snapshot_full_vs_cp_a"`
 	MetaBytesPerFile    float64 `json:"meta_bytes_per_file"`
+	// ReopenReadMs is a fresh process (vfsd bench reopen-read) opening the
+	// closed repository and reading one file of a session whose base is
+	// the workspace's snapshot: the median of Repeats runs, each timed
+	// inside the process from before the store is opened to after the
+	// read (process start-up not included).
+	ReopenReadMs float64 `json:"reopen_read_ms,omitempty"`
+	// ReopenRead100Ms is the same with 100 more sessions (forks of the
+	// workspace, one write each) in the repository; rounds alternate with
+	// ReopenReadMs's.
+	ReopenRead100Ms float64 `json:"reopen_read_100_sessions_ms,omitempty"`
+	// ReopenRepoMs and ReopenRepo100Ms are the part of those spent opening
+	// the store and the repository, before the session is opened (its
+	// journal replayed, its base loaded) and the file read.
+	ReopenRepoMs    float64 `json:"reopen_repo_ms,omitempty"`
+	ReopenRepo100Ms float64 `json:"reopen_repo_100_sessions_ms,omitempty"`
 }
 
 // fileLayout places file i of a workspace: 50 files per directory, 20
@@ -197,7 +217,152 @@ func cowOnce(ctx context.Context, opts CowOptions, n int) (CowResult, error) {
 	}
 	res.CpAMs = ms(time.Since(t))
 	res.FullVsCpA = round(res.SnapshotFullMs / res.CpAMs)
+
+	if opts.Self != "" {
+		fmt.Fprintln(opts.Log, "timing reopening the repository and reading one file, in fresh processes...")
+		few, many, err := reopenRead(ctx, opts, repo, root, base.ID, n)
+		if err != nil {
+			return res, fmt.Errorf("reopen and read: %w", err)
+		}
+		res.ReopenReadMs, res.ReopenRepoMs = few.ElapsedMs, few.OpenRepoMs
+		res.ReopenRead100Ms, res.ReopenRepo100Ms = many.ElapsedMs, many.OpenRepoMs
+	}
 	return res, nil
+}
+
+// reopenExtraSessions is how many more sessions ReopenRead100Ms's
+// repository holds.
+const reopenExtraSessions = 100
+
+// reopenRead sets up two session directories over repo's store — one with
+// a session forked from base and changed once, the other with the same
+// plus 100 forks — closes repo (releasing the store's lock), and times
+// fresh processes opening each and reading one file of that session,
+// alternating between the two. It returns the medians.
+func reopenRead(ctx context.Context, opts CowOptions, repo *snapshot.Repo, root, base string, n int) (few, many ReopenReadResult, err error) {
+	const target = "reopen-target"
+	path := fileLayout(n / 2)
+	prepare := func(r *snapshot.Repo, extra int) error {
+		forks := []string{target}
+		for i := range extra {
+			forks = append(forks, fmt.Sprintf("extra-%03d", i))
+		}
+		for _, id := range forks {
+			s, err := r.Fork(ctx, snapshot.Source{Snapshot: base}, snapshot.SessionOptions{ID: id})
+			if err != nil {
+				return err
+			}
+			if _, err := s.WriteFile(ctx, fileLayout(0), strings.NewReader(id), vfs.WriteOptions{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	fewDir, manyDir := filepath.Join(root, "sessions-reopen"), filepath.Join(root, "sessions-reopen-100")
+	for _, c := range []struct {
+		dir   string
+		extra int
+	}{{fewDir, 0}, {manyDir, reopenExtraSessions}} {
+		r, err := snapshot.OpenRepo(ctx, repo.Store(), c.dir, snapshot.RepoOptions{})
+		if err != nil {
+			return few, many, err
+		}
+		err = prepare(r, c.extra)
+		if cerr := r.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return few, many, err
+		}
+	}
+	if err := repo.Close(); err != nil { // the store too: the child takes its lock
+		return few, many, err
+	}
+	run := func(sessions string) (ReopenReadResult, error) {
+		quiesce(root)
+		cmd := exec.CommandContext(ctx, opts.Self, "bench", "reopen-read", "--store", filepath.Join(root, "store"),
+			"--sessions", sessions, "--session", target, "--path", string(path))
+		out, err := cmd.Output()
+		if err != nil {
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			return ReopenReadResult{}, fmt.Errorf("%s bench reopen-read: %v: %s", opts.Self, err, bytes.TrimSpace(stderr))
+		}
+		var r ReopenReadResult
+		if err := json.Unmarshal(out, &r); err != nil {
+			return r, fmt.Errorf("bench reopen-read printed %q: %w", out, err)
+		}
+		return r, nil
+	}
+	var a, b []ReopenReadResult
+	for range opts.Repeats {
+		r, err := run(fewDir)
+		if err != nil {
+			return few, many, err
+		}
+		a = append(a, r)
+		if r, err = run(manyDir); err != nil {
+			return few, many, err
+		}
+		b = append(b, r)
+	}
+	return medianReopen(a), medianReopen(b), nil
+}
+
+// medianReopen returns the median of each figure of rs.
+func medianReopen(rs []ReopenReadResult) ReopenReadResult {
+	med := func(f func(ReopenReadResult) float64) float64 {
+		ds := make([]time.Duration, len(rs))
+		for i, r := range rs {
+			ds[i] = time.Duration(f(r) * float64(time.Millisecond))
+		}
+		return medianMs(ds)
+	}
+	return ReopenReadResult{
+		ElapsedMs:  med(func(r ReopenReadResult) float64 { return r.ElapsedMs }),
+		OpenRepoMs: med(func(r ReopenReadResult) float64 { return r.OpenRepoMs }),
+		Bytes:      rs[0].Bytes,
+	}
+}
+
+// ReopenReadResult is what `vfsd bench reopen-read` prints.
+type ReopenReadResult struct {
+	ElapsedMs  float64 `json:"elapsed_ms"`   // opening the store and the repository, the session, and reading
+	OpenRepoMs float64 `json:"open_repo_ms"` // the part before the session is opened
+	Bytes      int     `json:"bytes"`        // read
+}
+
+// ReopenRead opens the repository of store dir storeDir and sessions dir
+// sessionsDir and reads file path of session id, timing it all: the body
+// of `vfsd bench reopen-read`, run in a fresh process.
+func ReopenRead(ctx context.Context, storeDir, sessionsDir, id, path string) (ReopenReadResult, error) {
+	p, err := vfs.ParsePath(path)
+	if err != nil {
+		return ReopenReadResult{}, err
+	}
+	start := time.Now()
+	store, err := snapshot.OpenLocal(storeDir)
+	if err != nil {
+		return ReopenReadResult{}, err
+	}
+	defer store.Close()
+	repo, err := snapshot.OpenRepo(ctx, store, sessionsDir, snapshot.RepoOptions{})
+	if err != nil {
+		return ReopenReadResult{}, err
+	}
+	defer repo.Close()
+	openRepo := time.Since(start)
+	s, err := repo.Session(id)
+	if err != nil {
+		return ReopenReadResult{}, err
+	}
+	b, _, err := s.ReadFile(ctx, p)
+	if err != nil {
+		return ReopenReadResult{}, err
+	}
+	return ReopenReadResult{ElapsedMs: ms(time.Since(start)), OpenRepoMs: ms(openRepo), Bytes: len(b)}, nil
 }
 
 // buildBase writes n files' content to the store, deferred and in parallel,

@@ -44,7 +44,7 @@ type Mount struct {
 	mu         sync.Mutex // serialises ingest, mirroring and remounts
 	base       *snapshot.Snapshot
 	meta       MetaReport
-	release    func() // lets the metadata layer mounted go (holdMeta)
+	release    func() // lets the metadata layer mounted and its blobs go (holdMeta, HoldLocal)
 	lastIngest IngestReport
 	hashed     map[vfs.Path]fileID
 	// listed holds the upper directories as the last ingest reconciled
@@ -151,10 +151,19 @@ func (m *Mount) setup(ctx context.Context) error {
 // upper) or not (the upper of the state file, the mount adopted if it is
 // still there). m.mu is held.
 func (m *Mount) mountBase(ctx context.Context, snap *snapshot.Snapshot, fresh bool) error {
-	meta, release, err := holdMeta(ctx, snap, m.opts.MetaCache, m.s.DefaultOwner())
+	// The kernel reads content straight from the blob directory: a state
+	// forked from a remote snapshot must be local first, and stay local
+	// (unevicted) while mounted.
+	releaseBlobs, err := m.repo.HoldLocal(ctx, snap.ID, nil)
 	if err != nil {
+		return fmt.Errorf("overlay mount: %w", err)
+	}
+	meta, releaseMeta, err := holdMeta(ctx, snap, m.opts.MetaCache, m.s.DefaultOwner())
+	if err != nil {
+		releaseBlobs()
 		return err
 	}
+	release := func() { releaseMeta(); releaseBlobs() }
 	mounted := false
 	defer func() {
 		if !mounted {
