@@ -277,11 +277,8 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 	atime := timeSpec(in, fuse.FATTR_ATIME, fuse.FATTR_ATIME_NOW, in.Atime, in.Atimensec)
 	mtime := timeSpec(in, fuse.FATTR_MTIME, fuse.FATTR_MTIME_NOW, in.Mtime, in.Mtimensec)
 	if atime != vfs.UtimeOmit || mtime != vfs.UtimeOmit {
-		if h, isRW := fh.(*rwFile); isRW {
-			if err := h.h.Flush(); err != nil { // a later commit must not undo the time
-				return Errno(err)
-			}
-		}
+		// Utimens commits the file's pending writes first, in the same
+		// journal record: a later commit must not undo the time.
 		if _, err := n.m.s.Utimens(ctx, p, atime, mtime); err != nil {
 			return Errno(err)
 		}

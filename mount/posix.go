@@ -98,7 +98,8 @@ func (n *node) Mknod(ctx context.Context, name string, mode uint32, dev uint32, 
 	var rdev uint64
 	switch mode & syscall.S_IFMT {
 	case syscall.S_IFREG, 0:
-		h, err := n.m.s.OpenFileWith(ctx, p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, opts)
+		// Opened read-only: an empty file needs no upper file.
+		h, err := n.m.s.OpenFileWith(ctx, p, os.O_RDONLY|os.O_CREATE|os.O_EXCL, opts)
 		if err != nil {
 			return nil, Errno(err)
 		}

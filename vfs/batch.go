@@ -154,6 +154,8 @@ func batchable(op Op) bool {
 	switch op {
 	case OpWrite, OpMkdir, OpSymlink, OpRemove, OpRename, OpChmod, OpSetTimes:
 		return true
+	case OpCommit: // with the settimes that follows it (Session.Utimens)
+		return true
 	}
 	return false
 }

@@ -8,7 +8,7 @@ type Op string
 
 // The events a session's tree is folded from.
 const (
-	OpWrite       Op = "write"       // set a file's whole content to a blob, creating it if needed
+	OpWrite       Op = "write"       // set a file's whole content to a blob (or an empty upper file), creating it if needed
 	OpMkdir       Op = "mkdir"       // create a directory
 	OpSymlink     Op = "symlink"     // create a symbolic link
 	OpRemove      Op = "remove"      // remove a node (a directory's subtree only when Recursive)
@@ -43,18 +43,21 @@ const (
 // needs — times included — so folding the same events over the same base
 // always yields the same Tree. Fields not used by an Op are zero.
 type Event struct {
-	Op       Op          `json:"op"`
-	Path     Path        `json:"path"`
-	To       Path        `json:"to,omitempty"`   // rename destination
-	Time     int64       `json:"time"`           // Unix ms of the change
-	Mode     fs.FileMode `json:"mode,omitempty"` // permission bits; 0 means the default
-	Size     int64       `json:"size,omitempty"`
-	Blob     Hash        `json:"blob,omitzero"`
-	Upper    uint64      `json:"upper,omitempty"`
-	Ino      uint64      `json:"ino,omitempty"` // precondition: the node's inode, for copyup and commit
-	Encoding Encoding    `json:"encoding,omitempty"`
-	Target   string      `json:"target,omitempty"` // symlink target
-	Mtime    int64       `json:"mtime,omitempty"`  // settimes of format-1 events: the new modification time, Unix ms
+	Op   Op          `json:"op"`
+	Path Path        `json:"path"`
+	To   Path        `json:"to,omitempty"`   // rename destination
+	Time int64       `json:"time"`           // Unix ms of the change
+	Mode fs.FileMode `json:"mode,omitempty"` // permission bits; 0 means the default
+	Size int64       `json:"size,omitempty"`
+	Blob Hash        `json:"blob,omitzero"`
+	// Upper is the upper file of copyup and commit, and of a write that
+	// creates or empties a file straight into a new, empty upper file
+	// (Blob is then EmptyHash, what a reader that ignores Upper takes).
+	Upper    uint64   `json:"upper,omitempty"`
+	Ino      uint64   `json:"ino,omitempty"` // precondition: the node's inode, for copyup and commit
+	Encoding Encoding `json:"encoding,omitempty"`
+	Target   string   `json:"target,omitempty"` // symlink target
+	Mtime    int64    `json:"mtime,omitempty"`  // settimes of format-1 events: the new modification time, Unix ms
 
 	// V is the event format: 0 for events journaled before owners, links
 	// and nanosecond times (their chmod also set the modification time), 2

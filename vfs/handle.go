@@ -59,6 +59,19 @@ func (s *Session) OpenFileWith(ctx context.Context, p Path, flag int, opts Creat
 	if err := s.check(op, access, p); err != nil {
 		return nil, err
 	}
+	// A file this open creates or empties for writing gets its new,
+	// empty upper file now, in the event that creates or empties it: its
+	// first write then needs no copy-up event of its own. The file is
+	// made before the lock is taken, and dropped if the open turns out
+	// not to need it.
+	var nuf *upperFile
+	if write && s.emptiesOnOpen(p, flag) {
+		var err error
+		if nuf, err = s.newUpper(); err != nil {
+			return nil, ioErr(op, p, err)
+		}
+		defer func() { nuf.discard() }() // unless registered (then nil)
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -86,8 +99,14 @@ func (s *Session) OpenFileWith(ctx context.Context, p Path, flag int, opts Creat
 	case !exists:
 		e = &Event{Op: OpWrite, Path: p, Time: s.now(), Blob: EmptyHash, Encoding: EncodingUTF8,
 			Mode: opts.Perm & PermBits, ExactMode: true, Owner: s.ownerOr(opts.Owner), Exclusive: true}
+		if nuf != nil {
+			e.Upper = nuf.id
+		}
 	case flag&os.O_TRUNC != 0 && (n.Size != 0 || n.Upper != 0):
 		e = &Event{Op: OpWrite, Path: p, Time: s.now(), Blob: EmptyHash, Encoding: EncodingUTF8, MustExist: true}
+		if nuf != nil {
+			e.Upper = nuf.id
+		}
 	}
 	var seq uint64
 	if e != nil {
@@ -96,6 +115,10 @@ func (s *Session) OpenFileWith(ctx context.Context, p Path, flag int, opts Creat
 		if seq, err = s.applyLocked(op, e); err != nil {
 			s.mu.Unlock()
 			return nil, err
+		}
+		if e.Upper != 0 {
+			s.registerLocked(nuf)
+			nuf = nil
 		}
 		n, _ = s.tree.Get(p)
 	}
@@ -405,12 +428,26 @@ func (h *Handle) Truncate(size int64) error {
 func (h *Handle) Flush() error {
 	const op = "flush"
 	s := h.s
+	// Most flushes find nothing to commit (close(2) after the writes were
+	// committed, by settimes or an earlier flush): that needs no
+	// exclusive lock. A write that returned has marked its file dirty.
+	s.mu.RLock()
+	if err := h.usableLocked(op); err != nil {
+		s.mu.RUnlock()
+		return err
+	}
+	_, src := h.contentLocked()
+	clean := h.detached || src.uf == nil || !src.uf.dirty.Load()
+	s.mu.RUnlock()
+	if clean {
+		return nil
+	}
 	s.mu.Lock()
 	if err := h.usableLocked(op); err != nil {
 		s.mu.Unlock()
 		return err
 	}
-	_, src := h.contentLocked()
+	_, src = h.contentLocked()
 	return h.commitAndUnlock(op, src.uf)
 }
 
@@ -434,10 +471,25 @@ func (h *Handle) commitAndUnlock(op string, uf *upperFile) error {
 // commit event, of the given origin (if any). s.mu must be held for
 // writing.
 func (s *Session) commitUpperLocked(op string, p Path, ino uint64, uf *upperFile, origin ...string) (uint64, *Event, error) {
+	o := ""
+	if len(origin) > 0 {
+		o = origin[0]
+	}
+	return s.commitUpperWithLocked(op, p, ino, uf, o, nil)
+}
+
+// commitUpperWithLocked is commitUpperLocked journaling the commit and the
+// event then, when not nil, as one batch; with nothing to commit it applies
+// then alone (nil: nothing). s.mu must be held for writing.
+func (s *Session) commitUpperWithLocked(op string, p Path, ino uint64, uf *upperFile, origin string, then *Event) (uint64, *Event, error) {
 	uf.mu.Lock()
 	defer uf.mu.Unlock()
 	if !uf.dirty.Load() || uf.closed {
-		return 0, nil, nil
+		if then == nil {
+			return 0, nil, nil
+		}
+		seq, err := s.applyLocked(op, then)
+		return seq, then, err
 	}
 	f, err := uf.file()
 	if err != nil {
@@ -448,8 +500,9 @@ func (s *Session) commitUpperLocked(op string, p Path, ino uint64, uf *upperFile
 		return 0, nil, ioErr(op, p, err)
 	}
 	e := &Event{Op: OpCommit, Path: p, Ino: ino, Upper: uf.id, Size: fi.Size(), Time: s.now()}
-	if len(origin) > 0 {
-		e.Origin = origin[0]
+	e.Origin = origin
+	if then != nil {
+		e = &Event{Op: OpBatch, Path: p, Time: e.Time, Origin: origin, Batch: []Event{*e, *then}}
 	}
 	seq, err := s.applyLocked(op, e)
 	if err != nil {

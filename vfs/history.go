@@ -386,17 +386,26 @@ func (s *Session) resolveUppers(ctx context.Context, t Tree, after uint64) (Tree
 		path Path
 		ino  uint64
 	}
-	pending := map[uint64][]name{}
-	_ = t.walkLoaded(Root, func(p Path, n Node) error {
-		if n.IsFile() && n.Upper != 0 {
-			pending[n.Upper] = append(pending[n.Upper], name{p, n.Ino})
-		}
-		return nil
-	})
 	var (
 		seals []Seal
 		lost  []Path
 	)
+	pending := map[uint64][]name{}
+	_ = t.walkLoaded(Root, func(p Path, n Node) error {
+		switch {
+		case !n.IsFile() || n.Upper == 0:
+		case n.Size == 0:
+			// Empty whatever the upper file holds later (a file created
+			// straight into an upper file, or truncated to nothing).
+			seals = append(seals, Seal{Path: p, Ino: n.Ino, Upper: n.Upper, Blob: EmptyHash, Encoding: EncodingUTF8})
+		default:
+			pending[n.Upper] = append(pending[n.Upper], name{p, n.Ino})
+		}
+		return nil
+	})
+	if len(pending) == 0 {
+		return reduceSeal(t, &Event{Seals: seals}), seals, nil, nil
+	}
 	var visit func(e *Event)
 	visit = func(e *Event) {
 		switch e.Op {

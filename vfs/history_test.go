@@ -249,3 +249,31 @@ func BenchmarkRewind(b *testing.B) {
 		})
 	}
 }
+
+// TestRewindToACreateForWriting: a file created for writing gets an empty
+// upper file in the event that creates it; the tree just after that event
+// holds the empty file, which a rewind restores, though the upper file was
+// written and committed to since.
+func TestRewindToACreateForWriting(t *testing.T) {
+	s, _ := vfstest.NewSession(t)
+	write(t, s, "keep", "k")
+	h, err := s.OpenFile(ctx, p("new"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	require.NoError(t, err)
+	created := s.Info().Seq
+	_, err = h.WriteAt([]byte("written later"), 0)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+
+	tr, lost, err := s.ResolvedTreeAt(ctx, created)
+	require.NoError(t, err)
+	require.Empty(t, lost)
+	n, ok := tr.Get(p("new"))
+	require.True(t, ok)
+	require.Zero(t, n.Upper)
+	require.Equal(t, vfs.EmptyHash, n.Blob)
+
+	_, err = s.Rewind(ctx, created)
+	require.NoError(t, err)
+	require.Equal(t, "", read(t, s, "new"))
+	require.Equal(t, "k", read(t, s, "keep"))
+}

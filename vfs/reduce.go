@@ -260,6 +260,9 @@ func reduceWrite(t Tree, e *Event) (Tree, error) {
 		}
 		n := old
 		n.Blob, n.Upper, n.Size, n.Encoding = e.Blob, 0, e.Size, e.Encoding
+		if e.Upper != 0 {
+			n.Blob, n.Upper = Hash{}, e.Upper
+		}
 		if e.Mode != 0 && !e.ExactMode {
 			n.Mode = e.Mode & PermBits
 		}
@@ -278,6 +281,9 @@ func reduceWrite(t Tree, e *Event) (Tree, error) {
 		return Tree{}, err
 	}
 	n := Node{Kind: KindFile, Mode: modeOr(e, DefaultFileMode), Size: e.Size, Blob: e.Blob, Encoding: e.Encoding}
+	if e.Upper != 0 {
+		n.Blob, n.Upper = Hash{}, e.Upper
+	}
 	return t.create(p, n, e.Owner, e.nanos()), nil
 }
 

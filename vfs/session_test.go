@@ -3,6 +3,7 @@ package vfs_test
 import (
 	"context"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
@@ -529,4 +530,85 @@ func TestRestoreNeverReusesInodes(t *testing.T) {
 	defer s3.Close()
 	require.Equal(t, want, s3.Tree().Encode(), "after compaction")
 	require.Greater(t, write(t, s3, "later", "x").Node.Ino, fresh)
+}
+
+// TestCreatedFileJournalRecords: a file created for writing, written, given
+// its times and closed — what tar does for every file — is two journal
+// records (the create with its upper file, the commit with the times),
+// and replays to the same file after a reopen.
+func TestCreatedFileJournalRecords(t *testing.T) {
+	blobs := vfstest.NewBlobs()
+	opts := vfstest.Options(t, blobs)
+	s, err := vfs.Create(ctx, opts, vfs.Tree{}, "")
+	require.NoError(t, err)
+	before := s.Info().Seq
+	h, err := s.OpenFile(ctx, p("new.txt"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o640)
+	require.NoError(t, err)
+	n, err := s.Stat(ctx, p("new.txt"))
+	require.NoError(t, err)
+	require.NotZero(t, n.Upper, "created straight into an upper file")
+	_, err = h.WriteAt([]byte("hello"), 0)
+	require.NoError(t, err)
+	mtime := time.Date(2001, 2, 3, 4, 5, 6, 7, time.UTC)
+	_, err = s.Utimens(ctx, p("new.txt"), vfs.UtimeOmit, vfs.At(mtime))
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.Equal(t, uint64(2), s.Info().Seq-before)
+	n, err = s.Stat(ctx, p("new.txt"))
+	require.NoError(t, err)
+	require.Equal(t, int64(5), n.Size)
+	require.True(t, n.UpdatedAt().Equal(mtime), "the write did not move the time set after it: %v", n.UpdatedAt())
+
+	// A file that exists already keeps its content: no upper file is made.
+	write(t, s, "old.txt", "old")
+	h, err = s.OpenFile(ctx, p("old.txt"), os.O_WRONLY|os.O_CREATE, 0o640)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.Equal(t, "old", read(t, s, "old.txt"))
+
+	require.NoError(t, s.Close())
+	s, err = vfs.Open(ctx, opts)
+	require.NoError(t, err)
+	defer s.Close()
+	require.Equal(t, "hello", read(t, s, "new.txt"))
+	n, err = s.Stat(ctx, p("new.txt"))
+	require.NoError(t, err)
+	require.True(t, n.UpdatedAt().Equal(mtime))
+	require.Equal(t, fs.FileMode(0o640), n.Mode.Perm())
+}
+
+// TestTruncatingOpenJournalRecords: opening a file with content with
+// O_TRUNC for writing, then writing and closing it (what a shell's > and
+// git's COMMIT_EDITMSG do) is two journal records: the truncation with its
+// new upper file, and the commit.
+func TestTruncatingOpenJournalRecords(t *testing.T) {
+	blobs := vfstest.NewBlobs()
+	opts := vfstest.Options(t, blobs)
+	s, err := vfs.Create(ctx, opts, vfs.Tree{}, "")
+	require.NoError(t, err)
+	write(t, s, "f", "old content")
+	before := s.Info().Seq
+	h, err := s.OpenFile(ctx, p("f"), os.O_WRONLY|os.O_TRUNC, 0)
+	require.NoError(t, err)
+	require.Equal(t, "", read(t, s, "f"))
+	_, err = h.WriteAt([]byte("new"), 0)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.Equal(t, uint64(2), s.Info().Seq-before)
+	require.Equal(t, "new", read(t, s, "f"))
+
+	// An empty file has nothing to truncate: no event, no upper file.
+	write(t, s, "e", "")
+	before = s.Info().Seq
+	h, err = s.OpenFile(ctx, p("e"), os.O_WRONLY|os.O_TRUNC, 0)
+	require.NoError(t, err)
+	require.NoError(t, h.Close())
+	require.Equal(t, before, s.Info().Seq)
+
+	require.NoError(t, s.Close())
+	s, err = vfs.Open(ctx, opts)
+	require.NoError(t, err)
+	defer s.Close()
+	require.Equal(t, "new", read(t, s, "f"))
+	require.Equal(t, "", read(t, s, "e"))
 }

@@ -390,37 +390,37 @@ func (s *Session) Utimens(ctx context.Context, p Path, atime, mtime TimeSpec) (N
 		v := ts.t.UnixNano()
 		return &v
 	}
+	e := &Event{Op: OpSetTimes, Path: p, Times: &Times{
+		Atime: resolve(atime), Mtime: resolve(mtime), AtimeNow: atime.now, MtimeNow: mtime.now}}
 	// Writes through an open handle not committed yet would otherwise be
 	// committed after these times and move mtime again (tar writes a
 	// file, sets its times through the descriptor, then closes it): they
-	// go first.
-	if err := s.commitPendingWrites(ctx, op, p); err != nil {
+	// go first, in the same journal record.
+	origin := OriginOf(ctx)
+	e.Origin = origin
+	s.mu.Lock()
+	e.Time = s.now()
+	var (
+		seq  uint64
+		done *Event
+		err  error
+	)
+	if n, ok := s.tree.Get(p); ok && n.Upper != 0 && s.uppers[n.Upper] != nil {
+		seq, done, err = s.commitUpperWithLocked(op, p, n.Ino, s.uppers[n.Upper], origin, e)
+	} else {
+		done = e
+		seq, err = s.applyLocked(op, e)
+	}
+	t := s.tree
+	s.mu.Unlock()
+	if err != nil {
 		return Node{}, err
 	}
-	return s.mutateNode(ctx, op, p, &Event{Op: OpSetTimes, Path: p, Times: &Times{
-		Atime: resolve(atime), Mtime: resolve(mtime), AtimeNow: atime.now, MtimeNow: mtime.now}})
-}
-
-// commitPendingWrites commits the writes made through open handles to the
-// file at p that are not committed yet, as one event.
-func (s *Session) commitPendingWrites(ctx context.Context, op string, p Path) error {
-	s.mu.Lock()
-	n, ok := s.tree.Get(p)
-	if !ok || n.Upper == 0 {
-		s.mu.Unlock()
-		return nil
+	if err := s.commit(ctx, seq, done); err != nil {
+		return Node{}, err
 	}
-	uf := s.uppers[n.Upper]
-	if uf == nil || !uf.dirty.Load() {
-		s.mu.Unlock()
-		return nil
-	}
-	seq, e, err := s.commitUpperLocked(op, p, n.Ino, uf)
-	s.mu.Unlock()
-	if err != nil || e == nil {
-		return err
-	}
-	return s.commit(ctx, seq, e)
+	n, _ := t.Get(p)
+	return n, nil
 }
 
 // CreateOptions describe a node to create with POSIX semantics: Perm is

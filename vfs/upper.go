@@ -174,18 +174,16 @@ func (s *Session) copyUp(src Blob, limit int64) (*upperFile, error) {
 	if limit >= 0 && limit < n {
 		n = limit
 	}
-	id := s.upperSeq.Add(1)
-	path := s.upperPath(id)
-	f, err := osfile.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	uf, err := s.createUpper()
 	if err != nil {
-		return nil, fmt.Errorf("create upper file: %w", err)
+		return nil, err
 	}
-	if err := CopyBlob(f, src, n); err != nil {
-		f.Close()
-		os.Remove(path)
+	if err := CopyBlob(uf.f, src, n); err != nil {
+		uf.f.Close()
+		os.Remove(uf.path)
 		return nil, fmt.Errorf("copy up: %w", err)
 	}
-	uf := &upperFile{id: id, path: path, f: f, committed: src.Size()}
+	uf.committed = src.Size()
 	if s.quotaBytes() {
 		uf.pending = &s.pending
 	}
@@ -197,6 +195,45 @@ func (s *Session) copyUp(src Blob, limit int64) (*upperFile, error) {
 	}
 	upperFDs.add(uf)
 	return uf, nil
+}
+
+// createUpper creates a new, empty upper file, open, not yet registered
+// nor in the descriptor cache.
+func (s *Session) createUpper() (*upperFile, error) {
+	id := s.upperSeq.Add(1)
+	path := s.upperPath(id)
+	f, err := osfile.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create upper file: %w", err)
+	}
+	return &upperFile{id: id, path: path, f: f}, nil
+}
+
+// newUpper creates a new, empty upper file, not yet registered.
+func (s *Session) newUpper() (*upperFile, error) { return s.copyUp(emptyBlob{}, -1) }
+
+// discard closes and removes an upper file that was never registered; nil
+// is ignored.
+func (uf *upperFile) discard() {
+	if uf != nil {
+		uf.close(true)
+	}
+}
+
+// emptiesOnOpen reports whether an open for writing with flag is about to
+// create the file at p (O_CREATE, and no node there) or empty it (O_TRUNC
+// of a file with content): then it takes a new, empty upper file.
+func (s *Session) emptiesOnOpen(p Path, flag int) bool {
+	if flag&(os.O_CREATE|os.O_TRUNC) == 0 {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n, ok := s.tree.Get(p)
+	if !ok {
+		return flag&os.O_CREATE != 0
+	}
+	return flag&os.O_TRUNC != 0 && n.IsFile() && (n.Size != 0 || n.Upper != 0)
 }
 
 // CopyBlob fills the empty file dst with the first n bytes of src: by
@@ -287,11 +324,23 @@ func (s *Session) dropNodeLocked(old, t Tree, n Node) {
 func (s *Session) settleLocked(old, t Tree, e *Event) {
 	switch e.Op {
 	case OpBatch:
-		cur := old
+		// Each change settles against the trees before and after it; the
+		// trees between are folded again only up to the last change that
+		// has anything to settle.
+		last := -1
 		for i := range e.Batch {
-			next, err := Reduce(cur, &e.Batch[i])
-			if err != nil {
-				return // cannot happen: the batch was applied
+			if settles(e.Batch[i].Op) {
+				last = i
+			}
+		}
+		cur := old
+		for i := 0; i <= last; i++ {
+			next := t
+			if i < len(e.Batch)-1 {
+				var err error
+				if next, err = Reduce(cur, &e.Batch[i]); err != nil {
+					return // cannot happen: the batch was applied
+				}
 			}
 			s.settleLocked(cur, next, &e.Batch[i])
 			cur = next
@@ -324,6 +373,15 @@ func (s *Session) settleLocked(old, t Tree, e *Event) {
 			}
 		}
 	}
+}
+
+// settles reports whether settleLocked has anything to do for op.
+func settles(op Op) bool {
+	switch op {
+	case OpBatch, OpWrite, OpRemove, OpRename, OpCopyUp, OpCommit, OpSeal:
+		return true
+	}
+	return false
 }
 
 // recoverUppers opens every upper file the recovered tree references,
