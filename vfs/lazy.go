@@ -144,6 +144,18 @@ func (l *LazyLoader) dir(h Hash) ([]DirEntry, error) {
 	return l.cache.add(h, ents), nil
 }
 
+// dirNlink is the link count of a directory with entries ents: 2 plus
+// its subdirectories.
+func dirNlink(ents []DirEntry) uint32 {
+	n := uint32(2)
+	for _, e := range ents {
+		if e.Node.IsDir() {
+			n++
+		}
+	}
+	return n
+}
+
 // lookupEntry finds name in sorted entries.
 func lookupEntry(ents []DirEntry, name string) (Node, bool) {
 	i, ok := slices.BinarySearchFunc(ents, name, func(e DirEntry, name string) int { return strings.Compare(e.Name, name) })
@@ -291,7 +303,7 @@ func (t Tree) expandDir(p Path, raw Node) (Tree, error) {
 		}
 	}
 	t.hidden -= int64(len(ents))
-	raw.lazy, raw.Blob = false, Hash{}
+	raw.lazy, raw.Blob, raw.Nlink = false, Hash{}, dirNlink(ents)
 	t.m = t.m.Set(p, raw)
 	t.lazyDirs--
 	return t, nil

@@ -37,6 +37,7 @@ func (m *memManifests) store(full Tree, d Path) Hash {
 	full.Children(d, func(name string, n Node) bool {
 		if n.IsDir() {
 			n.Blob = m.store(full, d.Join(name))
+			n.Nlink = 0 // manifests store no directory link counts
 		}
 		ents = append(ents, DirEntry{Name: name, Node: n})
 		key = AppendNode(key, name, n)
@@ -66,6 +67,18 @@ func requireSameTree(t *testing.T, want, got Tree, msg ...any) {
 	require.Equal(t, want.Uppers(), got.Uppers(), msg...)
 	require.Equal(t, want.MaxIno(), got.MaxIno(), msg...)
 	require.Equal(t, want.Len(), got.Len(), msg...)
+	// Encode leaves directory link counts out (trees compute them).
+	links := func(tr Tree) map[Path]uint32 {
+		out := map[Path]uint32{}
+		require.NoError(t, tr.Walk(Root, func(p Path, n Node) error {
+			if n.IsDir() {
+				out[p] = n.Nlink
+			}
+			return nil
+		}))
+		return out
+	}
+	require.Equal(t, links(want), links(got), msg...)
 }
 
 // sampleTree builds a small tree three levels deep.

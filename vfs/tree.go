@@ -114,6 +114,13 @@ func (t Tree) DefaultOwner() (Owner, bool) {
 // stub into the shared node, an unrecorded owner into the default one.
 func (t Tree) resolve(n Node) Node {
 	if n.lazy {
+		// Manifests store no directory link counts (a tree computes
+		// them): 2 + the subdirectories its manifest lists.
+		if t.lazy != nil {
+			if ents, err := t.lazy.dir(n.Blob); err == nil {
+				n.Nlink = dirNlink(ents)
+			}
+		}
 		n.lazy, n.Blob = false, Hash{}
 	}
 	if n.link {
