@@ -98,6 +98,11 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 			ExplicitDataCacheControl: true,
 			EnableSymlinkCaching:     opts.SymlinkCaching,
 			IgnoreSecurityLabels:     opts.IgnoreSecurityLabels,
+
+			// Replies to READ carry bytes, never a file to splice from:
+			// go-fuse would write each reply's header into a pipe first
+			// and then drain it again, two system calls a READ for nothing.
+			DisableSplice: !opts.Splice,
 		},
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
