@@ -59,7 +59,7 @@ func (m *Mount) find(p vfs.Path) *gofs.Inode {
 // parent's attributes (size, times).
 func (m *Mount) changed(p vfs.Path) {
 	if p.IsRoot() {
-		m.root.NotifyContent(0, 0)
+		notifyContent(m.root.EmbeddedInode())
 		return
 	}
 	parent := m.find(p.Parent())
@@ -67,10 +67,10 @@ func (m *Mount) changed(p vfs.Path) {
 		return // the kernel has not looked the directory up: nothing cached
 	}
 	if child := parent.GetChild(p.Base()); child != nil {
-		child.NotifyContent(0, 0)
+		notifyContent(child)
 	}
 	parent.NotifyEntry(p.Base())
-	parent.NotifyContent(0, 0)
+	notifyContent(parent)
 }
 
 // removed drops p from go-fuse's tree and the kernel's dentry cache.
@@ -81,11 +81,11 @@ func (m *Mount) removed(p vfs.Path) {
 	}
 	if child := parent.GetChild(p.Base()); child != nil {
 		// A hard link's other names keep the inode: its link count fell.
-		child.NotifyContent(0, 0)
+		notifyContent(child)
 	}
 	parent.RmChild(p.Base())
 	parent.NotifyEntry(p.Base())
-	parent.NotifyContent(0, 0)
+	notifyContent(parent)
 }
 
 // moved follows a rename in go-fuse's tree, so inodes keep their paths, and
@@ -94,7 +94,7 @@ func (m *Mount) moved(from, to vfs.Path, exchange bool) {
 	fromParent, toParent := m.find(from.Parent()), m.find(to.Parent())
 	if toParent != nil && !exchange {
 		if over := toParent.GetChild(to.Base()); over != nil {
-			over.NotifyContent(0, 0) // replaced: a hard link's other names lose a link
+			notifyContent(over) // replaced: a hard link's other names lose a link
 		}
 	}
 	switch {
@@ -121,7 +121,7 @@ func (m *Mount) moved(from, to vfs.Path, exchange bool) {
 	}{{fromParent, from.Base()}, {toParent, to.Base()}} {
 		if pp.in != nil {
 			pp.in.NotifyEntry(pp.name)
-			pp.in.NotifyContent(0, 0)
+			notifyContent(pp.in)
 		}
 	}
 }
@@ -141,15 +141,15 @@ func (m *Mount) forgetAll() {
 			p := dir.Join(name)
 			if vn, ok := t.Get(p); ok && stable(vn) == child.StableAttr() {
 				walk(child, p)
-				child.NotifyContent(0, 0)
+				notifyContent(child)
 				continue
 			}
 			detach(child)
 			in.RmChild(name)
 			in.NotifyEntry(name)
-			child.NotifyContent(0, 0)
+			notifyContent(child)
 		}
-		in.NotifyContent(0, 0)
+		notifyContent(in)
 	}
 	walk(m.root.EmbeddedInode(), vfs.Root)
 }
@@ -161,6 +161,6 @@ func detach(in *gofs.Inode) {
 	for name, child := range in.Children() {
 		detach(child)
 		in.RmChild(name)
-		child.NotifyContent(0, 0)
+		notifyContent(child)
 	}
 }

@@ -30,6 +30,7 @@ type Mount struct {
 	root   *node
 	server *fuse.Server
 	cancel func()
+	fills  fillStates // see fillCache
 
 	unmountOnce sync.Once
 	unmountErr  error

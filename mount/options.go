@@ -65,6 +65,11 @@ type Options struct {
 	// security.capability lookup before each write, and hides file
 	// capabilities and security labels stored in the session.
 	IgnoreSecurityLabels bool
+	// NoCacheFill turns off handing the kernel the content of small
+	// files at a read-only open (see fillCache): reads after a clone or
+	// an untar through the mount then each cost a READ round trip. For
+	// measurements.
+	NoCacheFill bool
 	// Splice lets go-fuse try splice(2) for READ replies, which it can
 	// only use for replies that name a file; every reply of this mount is
 	// bytes, so each READ would pay two system calls for nothing. For
