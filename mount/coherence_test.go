@@ -553,3 +553,36 @@ func TestCoherenceCacheFill(t *testing.T) {
 		})
 	}
 }
+
+// TestCoherenceNegativeEntries: the kernel caches that a name is missing
+// (for the cache timeout), and every way someone else creates that name
+// drops that entry: a tool's write, one that creates its parents too, a
+// move, a restore.
+func TestCoherenceNegativeEntries(t *testing.T) {
+	e, m := mounted(t, map[string]string{"src.txt": "moved\n", "gone.txt": "back again\n", "d/keep": "k\n"}, mount.Options{})
+	dir := m.Dir()
+	snap, err := e.Repo.Snapshot(ctx, e.S, "with gone.txt")
+	require.NoError(t, err)
+	callOK(t, e, "delete_file", map[string]any{"path": "gone.txt"})
+	missing := []string{"later.txt", "a", "a/b/c.txt", "d/new.txt", "dst.txt", "gone.txt"}
+	for range 2 { // the second stat is answered from the kernel's cache
+		for _, p := range missing {
+			_, err := os.Stat(filepath.Join(dir, p))
+			require.ErrorIs(t, err, os.ErrNotExist, p)
+		}
+	}
+	callOK(t, e, "write_file", map[string]any{"path": "later.txt", "inline_text": "later\n"})
+	callOK(t, e, "write_file", map[string]any{"path": "a/b/c.txt", "inline_text": "with parents\n"})
+	callOK(t, e, "write_file", map[string]any{"path": "d/new.txt", "inline_text": "in a known dir\n"})
+	callOK(t, e, "apply_patch", map[string]any{"patch": "*** Begin Patch\n*** Update File: src.txt\n*** Move to: dst.txt\n@@\n-moved\n+moved here\n*** End Patch\n"})
+	for p, want := range map[string]string{"later.txt": "later\n", "a/b/c.txt": "with parents\n",
+		"d/new.txt": "in a known dir\n", "dst.txt": "moved here\n"} {
+		data, err := os.ReadFile(filepath.Join(dir, p))
+		require.NoError(t, err, p)
+		require.Equal(t, want, string(data), p)
+	}
+	require.NoError(t, e.Repo.Restore(ctx, e.S, snap.ID))
+	data, err := os.ReadFile(filepath.Join(dir, "gone.txt"))
+	require.NoError(t, err, "a name the restore brought back")
+	require.Equal(t, "back again\n", string(data))
+}

@@ -70,6 +70,10 @@ type Options struct {
 	// an untar through the mount then each cost a READ round trip. For
 	// measurements.
 	NoCacheFill bool
+	// NoNegativeCache keeps the kernel from caching that a name is
+	// missing: every lookup of a missing name then asks the mount. For
+	// measurements.
+	NoNegativeCache bool
 	// Splice lets go-fuse try splice(2) for READ replies, which it can
 	// only use for replies that name a file; every reply of this mount is
 	// bytes, so each READ would pay two system calls for nothing. For

@@ -51,7 +51,7 @@ type MountVariant struct {
 // ParseVariant parses "name=lever,lever" (or just "lever") into a variant
 // whose options turn those levers on: writeback, passthrough,
 // symlink-cache, ignore-security-labels; or, to measure what a default
-// lever gives, turn it off: no-cache-fill, splice.
+// lever gives, turn it off: no-cache-fill, no-negative-cache, splice.
 func ParseVariant(spec string) (MountVariant, error) {
 	name, levers, ok := strings.Cut(spec, "=")
 	if !ok {
@@ -72,10 +72,12 @@ func ParseVariant(spec string) (MountVariant, error) {
 			v.Options.IgnoreSecurityLabels = true
 		case "no-cache-fill": // the default's levers, off
 			v.Options.NoCacheFill = true
+		case "no-negative-cache":
+			v.Options.NoNegativeCache = true
 		case "splice":
 			v.Options.Splice = true
 		default:
-			return v, fmt.Errorf("unknown lever %q; use writeback, passthrough, symlink-cache, ignore-security-labels, no-cache-fill, splice", l)
+			return v, fmt.Errorf("unknown lever %q; use writeback, passthrough, symlink-cache, ignore-security-labels, no-cache-fill, no-negative-cache, splice", l)
 		}
 	}
 	return v, nil
