@@ -475,3 +475,114 @@ func TestInodeNotReusedAfterRestore(t *testing.T) {
 	require.Zero(t, after.Nlink)
 	requireSameTree(t, e.S, dir)
 }
+
+// TestCoherenceCacheFill: a read-only open hands the kernel a small file's
+// whole content (no READ follows); whatever changes the file next — a
+// write, an append or a truncate through the mount, a tool's rewrite, a
+// writer open at the same time — the next read sees the session's content,
+// through a fresh open and through one made before.
+func TestCoherenceCacheFill(t *testing.T) {
+	e, m := mounted(t, map[string]string{"seed.txt": "seed\n"}, mount.Options{})
+	path := filepath.Join(m.Dir(), "f.txt")
+	session := func(t *testing.T) string {
+		data, _, err := e.S.ReadFile(t.Context(), vfs.MustPath("f.txt"))
+		require.NoError(t, err)
+		return string(data)
+	}
+	early, err := os.Open(filepath.Join(m.Dir(), "seed.txt")) // keeps nothing of f.txt open
+	require.NoError(t, err)
+	require.NoError(t, early.Close())
+	var held *os.File
+	t.Cleanup(func() {
+		if held != nil {
+			held.Close()
+		}
+	})
+	steps := []struct {
+		name   string
+		change func(t *testing.T)
+		want   string
+	}{
+		{"create through the mount", func(t *testing.T) {
+			require.NoError(t, os.WriteFile(path, []byte("written through the mount\n"), 0o644))
+		}, "written through the mount\n"},
+		{"tool rewrites shorter", func(t *testing.T) {
+			callOK(t, e, "write_file", map[string]any{"path": "f.txt", "inline_text": "tool\n"})
+		}, "tool\n"},
+		{"tool rewrites longer", func(t *testing.T) {
+			callOK(t, e, "write_file", map[string]any{"path": "f.txt", "inline_text": strings.Repeat("long line\n", 1000)})
+		}, strings.Repeat("long line\n", 1000)},
+		{"truncate by path through the mount", func(t *testing.T) {
+			require.NoError(t, os.Truncate(path, 9))
+		}, "long line"},
+		{"append through the mount", func(t *testing.T) {
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			require.NoError(t, err)
+			_, err = f.WriteString(", appended\n")
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+		}, "long line, appended\n"},
+		{"open for reading, then written through another open", func(t *testing.T) {
+			held, err = os.Open(path)
+			require.NoError(t, err)
+			w, err := os.OpenFile(path, os.O_WRONLY, 0)
+			require.NoError(t, err)
+			_, err = w.WriteAt([]byte("LONG"), 0)
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+		}, "LONG line, appended\n"},
+		{"open for reading before a tool rewrite", func(t *testing.T) {
+			callOK(t, e, "write_file", map[string]any{"path": "f.txt", "inline_text": "again\n"})
+		}, "again\n"},
+	}
+	for _, st := range steps {
+		t.Run(st.name, func(t *testing.T) {
+			st.change(t)
+			require.Equal(t, st.want, session(t))
+			for i := range 2 { // the first open fills the cache, the second reads it
+				data, err := os.ReadFile(path)
+				require.NoError(t, err)
+				require.Equal(t, st.want, string(data), "read %d", i)
+			}
+			if held != nil {
+				buf := make([]byte, 64<<10)
+				n, err := held.ReadAt(buf, 0)
+				require.ErrorIs(t, err, io.EOF)
+				require.Equal(t, st.want, string(buf[:n]), "through an open made before")
+			}
+		})
+	}
+}
+
+// TestCoherenceNegativeEntries: the kernel caches that a name is missing
+// (for the cache timeout), and every way someone else creates that name
+// drops that entry: a tool's write, one that creates its parents too, a
+// move, a restore.
+func TestCoherenceNegativeEntries(t *testing.T) {
+	e, m := mounted(t, map[string]string{"src.txt": "moved\n", "gone.txt": "back again\n", "d/keep": "k\n"}, mount.Options{})
+	dir := m.Dir()
+	snap, err := e.Repo.Snapshot(ctx, e.S, "with gone.txt")
+	require.NoError(t, err)
+	callOK(t, e, "delete_file", map[string]any{"path": "gone.txt"})
+	missing := []string{"later.txt", "a", "a/b/c.txt", "d/new.txt", "dst.txt", "gone.txt"}
+	for range 2 { // the second stat is answered from the kernel's cache
+		for _, p := range missing {
+			_, err := os.Stat(filepath.Join(dir, p))
+			require.ErrorIs(t, err, os.ErrNotExist, p)
+		}
+	}
+	callOK(t, e, "write_file", map[string]any{"path": "later.txt", "inline_text": "later\n"})
+	callOK(t, e, "write_file", map[string]any{"path": "a/b/c.txt", "inline_text": "with parents\n"})
+	callOK(t, e, "write_file", map[string]any{"path": "d/new.txt", "inline_text": "in a known dir\n"})
+	callOK(t, e, "apply_patch", map[string]any{"patch": "*** Begin Patch\n*** Update File: src.txt\n*** Move to: dst.txt\n@@\n-moved\n+moved here\n*** End Patch\n"})
+	for p, want := range map[string]string{"later.txt": "later\n", "a/b/c.txt": "with parents\n",
+		"d/new.txt": "in a known dir\n", "dst.txt": "moved here\n"} {
+		data, err := os.ReadFile(filepath.Join(dir, p))
+		require.NoError(t, err, p)
+		require.Equal(t, want, string(data), p)
+	}
+	require.NoError(t, e.Repo.Restore(ctx, e.S, snap.ID))
+	data, err := os.ReadFile(filepath.Join(dir, "gone.txt"))
+	require.NoError(t, err, "a name the restore brought back")
+	require.Equal(t, "back again\n", string(data))
+}

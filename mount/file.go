@@ -153,6 +153,8 @@ func (f *roFile) Release(ctx context.Context) syscall.Errno {
 type rwFile struct {
 	h      *vfs.Handle
 	append bool
+	m      *Mount // with ino: the open for writing fillCache waits for
+	ino    uint64
 }
 
 var (
@@ -196,4 +198,9 @@ func (f *rwFile) Flush(ctx context.Context) syscall.Errno { return Errno(f.h.Flu
 func (f *rwFile) Fsync(ctx context.Context, flags uint32) syscall.Errno { return Errno(f.h.Sync()) }
 
 // Release closes the handle.
-func (f *rwFile) Release(ctx context.Context) syscall.Errno { return Errno(f.h.Close()) }
+func (f *rwFile) Release(ctx context.Context) syscall.Errno {
+	if f.m != nil {
+		defer f.m.endWrite(f.ino)
+	}
+	return Errno(f.h.Close())
+}

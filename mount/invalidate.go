@@ -59,18 +59,35 @@ func (m *Mount) find(p vfs.Path) *gofs.Inode {
 // parent's attributes (size, times).
 func (m *Mount) changed(p vfs.Path) {
 	if p.IsRoot() {
-		m.root.NotifyContent(0, 0)
+		notifyContent(m.root.EmbeddedInode())
 		return
 	}
-	parent := m.find(p.Parent())
+	parent := m.findOrForget(p.Parent())
 	if parent == nil {
 		return // the kernel has not looked the directory up: nothing cached
 	}
 	if child := parent.GetChild(p.Base()); child != nil {
-		child.NotifyContent(0, 0)
+		notifyContent(child)
 	}
 	parent.NotifyEntry(p.Base())
-	parent.NotifyContent(0, 0)
+	notifyContent(parent)
+}
+
+// findOrForget is find for a path whose directories someone else may just
+// have created (a tool's write creates the parents it needs): where the
+// walk leaves the known tree, the kernel may still remember that the name
+// did not exist (a cached negative entry), so that entry is dropped.
+func (m *Mount) findOrForget(p vfs.Path) *gofs.Inode {
+	in := m.root.EmbeddedInode()
+	for _, seg := range p.Segments() {
+		child := in.GetChild(seg)
+		if child == nil {
+			in.NotifyEntry(seg)
+			return nil
+		}
+		in = child
+	}
+	return in
 }
 
 // removed drops p from go-fuse's tree and the kernel's dentry cache.
@@ -81,20 +98,20 @@ func (m *Mount) removed(p vfs.Path) {
 	}
 	if child := parent.GetChild(p.Base()); child != nil {
 		// A hard link's other names keep the inode: its link count fell.
-		child.NotifyContent(0, 0)
+		notifyContent(child)
 	}
 	parent.RmChild(p.Base())
 	parent.NotifyEntry(p.Base())
-	parent.NotifyContent(0, 0)
+	notifyContent(parent)
 }
 
 // moved follows a rename in go-fuse's tree, so inodes keep their paths, and
 // invalidates both names.
 func (m *Mount) moved(from, to vfs.Path, exchange bool) {
-	fromParent, toParent := m.find(from.Parent()), m.find(to.Parent())
+	fromParent, toParent := m.find(from.Parent()), m.findOrForget(to.Parent())
 	if toParent != nil && !exchange {
 		if over := toParent.GetChild(to.Base()); over != nil {
-			over.NotifyContent(0, 0) // replaced: a hard link's other names lose a link
+			notifyContent(over) // replaced: a hard link's other names lose a link
 		}
 	}
 	switch {
@@ -121,7 +138,7 @@ func (m *Mount) moved(from, to vfs.Path, exchange bool) {
 	}{{fromParent, from.Base()}, {toParent, to.Base()}} {
 		if pp.in != nil {
 			pp.in.NotifyEntry(pp.name)
-			pp.in.NotifyContent(0, 0)
+			notifyContent(pp.in)
 		}
 	}
 }
@@ -129,7 +146,9 @@ func (m *Mount) moved(from, to vfs.Path, exchange bool) {
 // forgetAll brings go-fuse's tree and the kernel's caches in line with a
 // restore, which replaced the whole tree: a known node that the session
 // still has at the same path (same inode, same kind) stays, its attributes
-// and content invalidated; any other is detached and its entry dropped.
+// and content invalidated; any other is detached and its entry dropped;
+// and in every directory kept, the entry of each name the kernel does not
+// know is dropped too (it may be cached as missing).
 // So descriptors and working directories on what the restore kept stay
 // attached, and inodes keep their numbers: an unchanged file is the same
 // inode before and after.
@@ -141,15 +160,22 @@ func (m *Mount) forgetAll() {
 			p := dir.Join(name)
 			if vn, ok := t.Get(p); ok && stable(vn) == child.StableAttr() {
 				walk(child, p)
-				child.NotifyContent(0, 0)
+				notifyContent(child)
 				continue
 			}
 			detach(child)
 			in.RmChild(name)
 			in.NotifyEntry(name)
-			child.NotifyContent(0, 0)
+			notifyContent(child)
 		}
-		in.NotifyContent(0, 0)
+		// Names the restore brought back may be cached as missing.
+		t.Children(dir, func(name string, _ vfs.Node) bool {
+			if in.GetChild(name) == nil {
+				in.NotifyEntry(name)
+			}
+			return true
+		})
+		notifyContent(in)
 	}
 	walk(m.root.EmbeddedInode(), vfs.Root)
 }
@@ -161,6 +187,6 @@ func detach(in *gofs.Inode) {
 	for name, child := range in.Children() {
 		detach(child)
 		in.RmChild(name)
-		child.NotifyContent(0, 0)
+		notifyContent(child)
 	}
 }

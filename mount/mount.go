@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -30,6 +29,7 @@ type Mount struct {
 	root   *node
 	server *fuse.Server
 	cancel func()
+	fills  fillStates // see fillCache
 
 	unmountOnce sync.Once
 	unmountErr  error
@@ -71,8 +71,15 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 		mountOpts = append(mountOpts, "ro")
 	}
 	timeout := opts.CacheTimeout
-	negative := time.Duration(0) // a name others create must show up at once
-	direct := os.Geteuid() == 0  // mount(2) ourselves; else fusermount3
+	// Names found missing are cached as long (node's module resolution,
+	// compilers' include paths and git probe the same missing names again
+	// and again): a name a tool, another mount or a restore creates drops
+	// the kernel's entry (see invalidate).
+	negative := timeout
+	if opts.NoNegativeCache {
+		negative = 0
+	}
+	direct := os.Geteuid() == 0 // mount(2) ourselves; else fusermount3
 	fo := &gofs.Options{
 		MountOptions: fuse.MountOptions{
 			AllowOther:        opts.AllowOther,
@@ -98,6 +105,11 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 			ExplicitDataCacheControl: true,
 			EnableSymlinkCaching:     opts.SymlinkCaching,
 			IgnoreSecurityLabels:     opts.IgnoreSecurityLabels,
+
+			// Replies to READ carry bytes, never a file to splice from:
+			// go-fuse would write each reply's header into a pipe first
+			// and then drain it again, two system calls a READ for nothing.
+			DisableSplice: !opts.Splice,
 		},
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,

@@ -264,6 +264,7 @@ func (n *node) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttr
 		}
 	}
 	if size, ok := in.GetSize(); ok {
+		n.contentChanging() // no cache fill may race the truncate
 		var err error
 		if h, isRW := fh.(*rwFile); isRW {
 			err = h.h.Truncate(int64(size))
@@ -339,8 +340,13 @@ func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32,
 		return nil, 0, errno
 	}
 	fh, fuseFlags, errno := n.m.open(ctx, p, int(flags), vfs.CreateOptions{}, n.StableAttr().Ino)
-	if f, ok := fh.(*roFile); ok {
+	switch f := fh.(type) {
+	case *roFile:
 		f.n = n
+		n.fillCache(f)
+	case *rwFile:
+		f.m, f.ino = n.m, n.StableAttr().Ino
+		n.m.beginWrite(f.ino)
 	}
 	return fh, fuseFlags, errno
 }
@@ -366,6 +372,10 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 			r.Release(ctx)
 		}
 		return nil, nil, 0, Errno(err)
+	}
+	if f, ok := fh.(*rwFile); ok { // the kernel caches what it writes
+		f.m, f.ino = n.m, vn.Ino
+		n.m.beginWrite(f.ino)
 	}
 	return n.newChild(ctx, vn, out), fh, fuseFlags, 0
 }

@@ -65,6 +65,20 @@ type Options struct {
 	// security.capability lookup before each write, and hides file
 	// capabilities and security labels stored in the session.
 	IgnoreSecurityLabels bool
+	// NoCacheFill turns off handing the kernel the content of small
+	// files at a read-only open (see fillCache): reads after a clone or
+	// an untar through the mount then each cost a READ round trip. For
+	// measurements.
+	NoCacheFill bool
+	// NoNegativeCache keeps the kernel from caching that a name is
+	// missing: every lookup of a missing name then asks the mount. For
+	// measurements.
+	NoNegativeCache bool
+	// Splice lets go-fuse try splice(2) for READ replies, which it can
+	// only use for replies that name a file; every reply of this mount is
+	// bytes, so each READ would pay two system calls for nothing. For
+	// measurements.
+	Splice bool
 	// FsName is the source name shown in /proc/mounts; "vfsd:<session>"
 	// when empty.
 	FsName string

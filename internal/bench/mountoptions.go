@@ -50,7 +50,8 @@ type MountVariant struct {
 
 // ParseVariant parses "name=lever,lever" (or just "lever") into a variant
 // whose options turn those levers on: writeback, passthrough,
-// symlink-cache, ignore-security-labels.
+// symlink-cache, ignore-security-labels; or, to measure what a default
+// lever gives, turn it off: no-cache-fill, no-negative-cache, splice.
 func ParseVariant(spec string) (MountVariant, error) {
 	name, levers, ok := strings.Cut(spec, "=")
 	if !ok {
@@ -69,8 +70,14 @@ func ParseVariant(spec string) (MountVariant, error) {
 			v.Options.SymlinkCaching = true
 		case "ignore-security-labels":
 			v.Options.IgnoreSecurityLabels = true
+		case "no-cache-fill": // the default's levers, off
+			v.Options.NoCacheFill = true
+		case "no-negative-cache":
+			v.Options.NoNegativeCache = true
+		case "splice":
+			v.Options.Splice = true
 		default:
-			return v, fmt.Errorf("unknown lever %q; use writeback, passthrough, symlink-cache, ignore-security-labels", l)
+			return v, fmt.Errorf("unknown lever %q; use writeback, passthrough, symlink-cache, ignore-security-labels, no-cache-fill, no-negative-cache, splice", l)
 		}
 	}
 	return v, nil
