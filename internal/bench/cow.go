@@ -519,6 +519,24 @@ func ms(d time.Duration) float64 { return round(float64(d) / float64(time.Millis
 
 func round(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
 
+// medianDur returns the median of ds.
+func medianDur(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// secs returns d in seconds, to the millisecond.
+func secs(d time.Duration) float64 { return round(d.Seconds()) }
+
+// ratio returns a/b to three decimals, 0 when b is 0.
+func ratio(a, b time.Duration) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return round(float64(a) / float64(b))
+}
+
 // quiesce flushes the filesystem holding dir, off the clock, so that a timed
 // operation does not pay for the writes of the untimed setup before it (on
 // ext4 an fdatasync commits every pending metadata change of the whole

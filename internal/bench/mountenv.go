@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -57,22 +56,4 @@ func kernelRelease() string {
 		return ""
 	}
 	return unix.ByteSliceToString(u.Release[:])
-}
-
-// medianDur returns the median of ds.
-func medianDur(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-// secs returns d in seconds, to the millisecond.
-func secs(d time.Duration) float64 { return round(d.Seconds()) }
-
-// ratio returns a/b to three decimals, 0 when b is 0.
-func ratio(a, b time.Duration) float64 {
-	if b <= 0 {
-		return 0
-	}
-	return round(float64(a) / float64(b))
 }
