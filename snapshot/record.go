@@ -172,6 +172,7 @@ func (r *Repo) unindexLocked(id vfs.Hash) {
 	delete(r.indexed, id)
 	delete(r.packs, id)
 	delete(r.snaps, id.String())
+	delete(r.heads, id)
 }
 
 // hasManifest reports whether a manifest is stored in some indexed record.
@@ -241,6 +242,9 @@ type manifestReader struct {
 	r       *Repo
 	records map[vfs.Hash][]byte
 	scanned bool
+	// head, when set, is the snapshot's own record opened by its head:
+	// its pack is scanned for a manifest before the ancestors are read.
+	head *headRecord
 	// parent is the next ancestor record to index when a manifest is
 	// missing; "" when there is none left.
 	parent string
@@ -250,6 +254,17 @@ func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, erro
 	m.r.mu.Lock()
 	loc, ok := m.r.index[h]
 	m.r.mu.Unlock()
+	if !ok && m.head != nil {
+		found, err := m.r.scanTo(ctx, m.head, h)
+		if err != nil {
+			return nil, fmt.Errorf("manifest %s: %w", h.Short(), err)
+		}
+		if found {
+			m.r.mu.Lock()
+			loc, ok = m.r.index[h]
+			m.r.mu.Unlock()
+		}
+	}
 	// The manifest is most likely in an ancestor's record (a snapshot
 	// writes only the manifests that changed): index those, nearest
 	// first, before resorting to every record — so that loading a
@@ -300,7 +315,25 @@ func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, erro
 	if !ok {
 		return nil, &vfs.Error{Op: "manifest", Path: h.String(), Code: vfs.CodeNotFound, Msg: "no record holds this manifest"}
 	}
+	m.r.mu.Lock()
+	bad, hr := m.r.corrupt[loc.record], m.r.heads[loc.record]
+	m.r.mu.Unlock()
+	if bad {
+		return nil, fmt.Errorf("manifest %s: record %s: %w", h.Short(), loc.record.Short(), ErrCorruptObject)
+	}
 	b, ok := m.records[loc.record]
+	if !ok && hr != nil {
+		// A record opened by its head: read this manifest alone.
+		data, err := m.r.readManifestAt(ctx, loc, h)
+		if errors.Is(err, ErrCorruptObject) {
+			m.r.markCorrupt(loc.record, "manifest "+h.Short()+" does not match its hash")
+		}
+		if err != nil {
+			return nil, err
+		}
+		m.r.manifests.add(h, data)
+		return data, nil
+	}
 	if !ok {
 		var err error
 		if b, err = m.r.readObject(ctx, Records, loc.record); err != nil {

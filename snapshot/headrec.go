@@ -1,0 +1,340 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// Opening a local snapshot by its head.
+//
+// A record in the local store is opened by its head alone: Get reads the
+// format line and the Record's JSON line (a first chunk of headChunk bytes,
+// more only if the JSON line is longer), and the pack behind them is read on
+// demand. A manifest not yet in the repository's index is found by scanning
+// the pack's entry headers ([hash][uvarint length]) from where the last scan
+// stopped, reading windows of scanWindow bytes with ReadAt and jumping over
+// any data that lies beyond the window, and stopping at the wanted hash;
+// every header passed on the way is indexed. The manifest itself is then
+// read with one ReadAt.
+//
+// What is verified when:
+//   - a manifest read on demand is hashed and compared with its hash before
+//     it is used, synchronously (as every manifest read is);
+//   - the record's head (the Record) cannot be verified alone: the whole
+//     object is read and hashed once per Repo, in the background, as soon
+//     as Get opened it. On a mismatch the record is marked corrupt and
+//     logged: from then on Get of it, and every manifest read through it
+//     (of a directory its tree has not read yet), fail with
+//     ErrCorruptObject. Uses between Get and the end of that check rely on
+//     the unverified Record (its root, totals and lineage) and on manifests
+//     that were themselves verified. Close stops a check still running;
+//     the next Repo to open the record checks it again.
+//   - a record small enough to come whole in the first chunk, a manifest
+//     pack, and a record that is not local (fetched from the remote) are
+//     read whole and verified before use, as before.
+
+const (
+	// headChunk is what Get reads first of a local record.
+	headChunk = 64 << 10
+	// scanWindow is what a scan of a pack's entry headers reads at once.
+	scanWindow = 64 << 10
+)
+
+// headRecord is a local record opened by its head: the part of its pack not
+// yet indexed is scanned on demand.
+type headRecord struct {
+	id   vfs.Hash
+	size int64
+
+	mu     sync.Mutex // held while scanning
+	next   int64      // offset of the first pack entry not indexed yet
+	win    []byte     // the last window read, at winOff
+	winOff int64
+	count  int  // entries indexed so far
+	done   bool // every entry indexed
+}
+
+// openHead opens local record h by its head. ok is false when h is not a
+// record that can be opened so (not local, a manifest pack, or small
+// enough to read whole): the caller reads it whole.
+func (r *Repo) openHead(ctx context.Context, h vfs.Hash) (rec Record, hr *headRecord, ok bool, err error) {
+	r.mu.Lock()
+	hr = r.heads[h]
+	bad := r.corrupt[h]
+	r.mu.Unlock()
+	if bad {
+		return rec, nil, false, fmt.Errorf("snapshot record %s: %w", h.Short(), ErrCorruptObject)
+	}
+	b, err := r.store.Open(ctx, Records, h)
+	if err != nil {
+		if errors.Is(err, vfs.ErrNotFound) {
+			return rec, nil, false, nil // remote, or gone: the whole path says which
+		}
+		return rec, nil, false, err
+	}
+	defer b.Close()
+	size := b.Size()
+	n := int64(headChunk)
+	var buf []byte
+	for {
+		if n > size {
+			n = size
+		}
+		buf = make([]byte, n)
+		if _, err := b.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+			return rec, nil, false, fmt.Errorf("read snapshot record %s: %w", h.Short(), err)
+		}
+		if n == size {
+			return rec, nil, false, nil // all of it: read whole and verified
+		}
+		if isPack(buf) {
+			return rec, nil, false, nil
+		}
+		rec, packOff, herr := decodeRecordHead(buf)
+		if herr == nil {
+			if hr == nil {
+				hr = &headRecord{id: h, size: size, next: int64(packOff), win: buf, winOff: 0}
+			}
+			return rec, hr, true, nil
+		}
+		if !errors.Is(herr, errShortHead) {
+			return rec, nil, false, fmt.Errorf("snapshot record %s: %w", h.Short(), herr)
+		}
+		n *= 4
+	}
+}
+
+// errShortHead says a record head needs more bytes than were read.
+var errShortHead = errors.New("record head goes on beyond what was read")
+
+// decodeRecordHead parses the format line and the Record line at the start
+// of a record object, returning the Record and the offset of its pack.
+// It answers errShortHead when b ends before the Record line does.
+func decodeRecordHead(b []byte) (Record, int, error) {
+	var rec Record
+	prefix := []byte(recordFormat + "\n")
+	if len(b) < len(prefix) {
+		if bytes.HasPrefix(prefix, b) {
+			return rec, 0, errShortHead
+		}
+		return rec, 0, errNotRecord
+	}
+	if !bytes.HasPrefix(b, prefix) {
+		return rec, 0, errNotRecord
+	}
+	rest := b[len(prefix):]
+	nl := bytes.IndexByte(rest, '\n')
+	if nl < 0 {
+		return rec, 0, errShortHead
+	}
+	if err := json.Unmarshal(rest[:nl], &rec); err != nil || rec.Format != recordFormat {
+		return rec, 0, errNotRecord
+	}
+	return rec, len(prefix) + nl + 1, nil
+}
+
+// scanTo indexes the entries of hr's pack from where the last scan stopped
+// until it meets manifest want (or, with want zero, to the end), and
+// reports whether it met it.
+func (r *Repo) scanTo(ctx context.Context, hr *headRecord, want vfs.Hash) (bool, error) {
+	hr.mu.Lock()
+	defer hr.mu.Unlock()
+	if hr.done {
+		return false, nil
+	}
+	var blob vfs.Blob
+	defer func() {
+		if blob != nil {
+			blob.Close()
+		}
+	}()
+	// at returns the bytes of the object from off on that the window
+	// holds, reading a new window there if it holds fewer than need.
+	at := func(off int64, need int) ([]byte, error) {
+		if off >= hr.winOff && off+int64(need) <= hr.winOff+int64(len(hr.win)) {
+			return hr.win[off-hr.winOff:], nil
+		}
+		if blob == nil {
+			b, err := r.store.Open(ctx, Records, hr.id)
+			if err != nil {
+				return nil, fmt.Errorf("snapshot record %s: %w", hr.id.Short(), err)
+			}
+			blob = b
+		}
+		n := int64(scanWindow)
+		if off+n > hr.size {
+			n = hr.size - off
+		}
+		w := make([]byte, n)
+		if _, err := blob.ReadAt(w, off); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("read snapshot record %s: %w", hr.id.Short(), err)
+		}
+		hr.win, hr.winOff = w, off
+		return w, nil
+	}
+	for hr.next < hr.size {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		need := vfs.HashSize + binary.MaxVarintLen64
+		if rem := hr.size - hr.next; rem < int64(need) {
+			need = int(rem)
+		}
+		b, err := at(hr.next, need)
+		if err != nil {
+			return false, err
+		}
+		if len(b) < vfs.HashSize {
+			return false, r.markCorrupt(hr.id, "truncated pack")
+		}
+		var h vfs.Hash
+		copy(h[:], b)
+		n, k := binary.Uvarint(b[vfs.HashSize:])
+		off := hr.next + int64(vfs.HashSize+k)
+		if k <= 0 || n > uint64(hr.size-off) {
+			return false, r.markCorrupt(hr.id, "bad pack entry")
+		}
+		hr.next = off + int64(n)
+		hr.count++
+		r.mu.Lock()
+		if _, ok := r.index[h]; !ok {
+			r.index[h] = manifestLoc{record: hr.id, off: int(off), n: int(n)}
+		}
+		r.mu.Unlock()
+		if h == want && want != (vfs.Hash{}) {
+			return true, nil
+		}
+	}
+	hr.done, hr.win = true, nil
+	r.mu.Lock()
+	r.indexed[hr.id] = true
+	r.mu.Unlock()
+	return false, nil
+}
+
+// count returns how many manifests hr's pack holds, scanning what is left
+// of it.
+func (r *Repo) headCount(ctx context.Context, hr *headRecord) (int, error) {
+	if _, err := r.scanTo(ctx, hr, vfs.Hash{}); err != nil {
+		return 0, err
+	}
+	hr.mu.Lock()
+	defer hr.mu.Unlock()
+	return hr.count, nil
+}
+
+// readRange reads n bytes at off of local object h and checks them against
+// hash want.
+func (r *Repo) readManifestAt(ctx context.Context, loc manifestLoc, want vfs.Hash) ([]byte, error) {
+	b, err := r.store.Open(ctx, Records, loc.record)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	buf := make([]byte, loc.n)
+	if _, err := b.ReadAt(buf, int64(loc.off)); err != nil && !(errors.Is(err, io.EOF) && loc.off+loc.n == int(b.Size())) {
+		return nil, fmt.Errorf("manifest %s: read record %s: %w", want.Short(), loc.record.Short(), err)
+	}
+	if vfs.HashOf(buf) != want {
+		return nil, fmt.Errorf("manifest %s in record %s: %w", want.Short(), loc.record.Short(), ErrCorruptObject)
+	}
+	return buf, nil
+}
+
+// markCorrupt records that Records object id does not hold what its hash
+// says, logs it and returns the error its uses get.
+func (r *Repo) markCorrupt(id vfs.Hash, why string) error {
+	r.mu.Lock()
+	first := !r.corrupt[id]
+	r.corrupt[id] = true
+	delete(r.snaps, id.String())
+	r.mu.Unlock()
+	if first {
+		slog.Error("snapshot record is corrupt; restore it from a copy or delete the snapshot", "record", id.String(), "why", why)
+	}
+	return fmt.Errorf("snapshot record %s: %s: %w", id.Short(), why, ErrCorruptObject)
+}
+
+// isCorrupt reports whether Records object id was found corrupt.
+func (r *Repo) isCorrupt(id vfs.Hash) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.corrupt[id]
+}
+
+// verifyInBackground hashes the whole of local record hr once, unless a
+// check of it is running or done, marking it corrupt on a mismatch.
+func (r *Repo) verifyInBackground(hr *headRecord) {
+	r.mu.Lock()
+	if r.closed || r.verifying[hr.id] {
+		r.mu.Unlock()
+		return
+	}
+	r.verifying[hr.id] = true
+	ctx := r.bgCtx
+	r.bg.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.bg.Done()
+		err := r.verifyObject(ctx, hr.id)
+		switch {
+		case err == nil:
+			if verifyHook != nil {
+				verifyHook(hr.id, nil)
+			}
+		case errors.Is(err, ErrCorruptObject):
+			r.markCorrupt(hr.id, "its content does not match its hash")
+			if verifyHook != nil {
+				verifyHook(hr.id, err)
+			}
+		default:
+			// Stopped (Close) or unreadable: the next Repo checks it again.
+			r.mu.Lock()
+			delete(r.verifying, hr.id)
+			r.mu.Unlock()
+			if verifyHook != nil {
+				verifyHook(hr.id, err)
+			}
+		}
+	}()
+}
+
+// verifyHook, when set (tests), hears of every background check's end.
+var verifyHook func(id vfs.Hash, err error)
+
+// verifyObject reads local record id whole, hashing it as it goes.
+func (r *Repo) verifyObject(ctx context.Context, id vfs.Hash) error {
+	b, err := r.store.Open(ctx, Records, id)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	hw := vfs.NewHasher()
+	buf := make([]byte, 256<<10)
+	for off := int64(0); off < b.Size(); {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := b.ReadAt(buf[:min(int64(len(buf)), b.Size()-off)], off)
+		hw.Write(buf[:n])
+		off += int64(n)
+		if err != nil && !(errors.Is(err, io.EOF) && off == b.Size()) {
+			return err
+		}
+	}
+	var got vfs.Hash
+	copy(got[:], hw.Sum(nil))
+	if got != id {
+		return fmt.Errorf("record %s: %w", id.Short(), ErrCorruptObject)
+	}
+	return nil
+}
