@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/vfsd/vfsd/vfs"
 )
@@ -31,14 +32,17 @@ import (
 //   - a manifest read on demand is hashed and compared with its hash before
 //     it is used, synchronously (as every manifest read is);
 //   - the record's head (the Record) cannot be verified alone: the whole
-//     object is read and hashed once per Repo, in the background, as soon
-//     as Get opened it. On a mismatch the record is marked corrupt and
+//     object is read and hashed once per Repo, in the background, starting
+//     verifyDelay (100 ms) after Get opened it, one record at a time per
+//     process, so that the check does not compete with the first reads. On a mismatch the record is marked corrupt and
 //     logged: from then on Get of it, and every manifest read through it
 //     (of a directory its tree has not read yet), fail with
 //     ErrCorruptObject. Uses between Get and the end of that check rely on
 //     the unverified Record (its root, totals and lineage) and on manifests
-//     that were themselves verified. Close stops a check still running;
-//     the next Repo to open the record checks it again.
+//     that were themselves verified. Close stops a check not finished: a
+//     Repo closed before it ended (a command that reads one file and exits
+//     within verifyDelay) has used the unverified head and verified
+//     manifests only; the next Repo to open the record checks it again.
 //   - a record small enough to come whole in the first chunk, a manifest
 //     pack, and a record that is not local (fetched from the remote) are
 //     read whole and verified before use, as before.
@@ -60,8 +64,10 @@ type headRecord struct {
 	next   int64      // offset of the first pack entry not indexed yet
 	win    []byte     // the last window read, at winOff
 	winOff int64
-	count  int  // entries indexed so far
-	done   bool // every entry indexed
+	tail   []byte // the object's last scanWindow bytes, once read
+	packAt int64  // where the pack starts
+	count  int    // entries indexed so far
+	done   bool   // every entry indexed
 
 	bad atomic.Bool // found corrupt: every later use fails
 }
@@ -105,7 +111,7 @@ func (r *Repo) openHead(ctx context.Context, h vfs.Hash) (rec Record, hr *headRe
 		rec, packOff, herr := decodeRecordHead(buf)
 		if herr == nil {
 			if hr == nil {
-				hr = &headRecord{id: h, size: size, next: int64(packOff), win: buf, winOff: 0}
+				hr = &headRecord{id: h, size: size, next: int64(packOff), packAt: int64(packOff), win: buf, winOff: 0}
 			}
 			return rec, hr, true, nil
 		}
@@ -160,24 +166,54 @@ func (r *Repo) scanTo(ctx context.Context, hr *headRecord, want vfs.Hash) (bool,
 			blob.Close()
 		}
 	}()
+	open := func() error {
+		if blob == nil {
+			b, err := r.store.Open(ctx, Records, hr.id)
+			if err != nil {
+				return fmt.Errorf("snapshot record %s: %w", hr.id.Short(), err)
+			}
+			blob = b
+		}
+		return nil
+	}
+	if want != (vfs.Hash{}) {
+		// A pack is written children first, so its last bytes hold the
+		// root's manifest and those of the last directories written:
+		// look there before scanning from the start.
+		if hr.tail == nil {
+			if err := open(); err != nil {
+				return false, err
+			}
+			off := max(hr.packAt, hr.size-scanWindow)
+			t := make([]byte, hr.size-off)
+			if _, err := blob.ReadAt(t, off); err != nil && !errors.Is(err, io.EOF) {
+				return false, fmt.Errorf("read snapshot record %s: %w", hr.id.Short(), err)
+			}
+			hr.tail = t
+		}
+		if r.findIn(hr, hr.tail, hr.size-int64(len(hr.tail)), want) ||
+			(hr.win != nil && r.findIn(hr, hr.win, hr.winOff, want)) {
+			return true, nil
+		}
+	}
 	// at returns the bytes of the object from off on that the window
 	// holds, reading a new window there if it holds fewer than need.
 	at := func(off int64, need int) ([]byte, error) {
 		if off >= hr.winOff && off+int64(need) <= hr.winOff+int64(len(hr.win)) {
 			return hr.win[off-hr.winOff:], nil
 		}
-		if blob == nil {
-			b, err := r.store.Open(ctx, Records, hr.id)
-			if err != nil {
-				return nil, fmt.Errorf("snapshot record %s: %w", hr.id.Short(), err)
-			}
-			blob = b
+		if err := open(); err != nil {
+			return nil, err
 		}
 		n := int64(scanWindow)
 		if off+n > hr.size {
 			n = hr.size - off
 		}
-		w := make([]byte, n)
+		w := hr.win
+		if int64(cap(w)) < n || hr.winOff == 0 {
+			w = make([]byte, scanWindow) // not the head: Get's callers may hold it
+		}
+		w = w[:n]
 		if _, err := blob.ReadAt(w, off); err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("read snapshot record %s: %w", hr.id.Short(), err)
 		}
@@ -217,11 +253,43 @@ func (r *Repo) scanTo(ctx context.Context, hr *headRecord, want vfs.Hash) (bool,
 			return true, nil
 		}
 	}
-	hr.done, hr.win = true, nil
+	hr.done, hr.win, hr.tail = true, nil, nil
 	r.mu.Lock()
 	r.indexed[hr.id] = true
 	r.mu.Unlock()
 	return false, nil
+}
+
+// findIn looks for manifest want in w, the bytes of hr's object at off:
+// any place where want's 32 bytes are followed by a length and data that
+// hash to want holds that manifest, whether or not the forward scan has
+// reached it (the hash check makes it so). It indexes what it finds.
+func (r *Repo) findIn(hr *headRecord, w []byte, off int64, want vfs.Hash) bool {
+	for i := 0; ; {
+		j := bytes.Index(w[i:], want[:])
+		if j < 0 {
+			return false
+		}
+		p := i + j + vfs.HashSize
+		i += j + 1
+		n, k := binary.Uvarint(w[p:])
+		if k <= 0 || n > uint64(len(w)-p-k) {
+			continue
+		}
+		if off+int64(p) < hr.packAt {
+			continue
+		}
+		data := w[p+k : p+k+int(n)]
+		if vfs.HashOf(data) != want {
+			continue
+		}
+		r.mu.Lock()
+		if _, ok := r.index[want]; !ok {
+			r.index[want] = manifestLoc{record: hr.id, off: int(off) + p + k, n: int(n)}
+		}
+		r.mu.Unlock()
+		return true
+	}
 }
 
 // count returns how many manifests hr's pack holds, scanning what is left
@@ -294,7 +362,11 @@ func (r *Repo) verifyInBackground(hr *headRecord) {
 	r.mu.Unlock()
 	go func() {
 		defer r.bg.Done()
-		err := r.verifyObject(ctx, hr.id)
+		err := r.waitToVerify(ctx)
+		if err == nil {
+			err = r.verifyObject(ctx, hr.id)
+			<-verifySlots
+		}
 		switch {
 		case err == nil:
 			notifyVerified(hr.id, nil)
@@ -309,6 +381,33 @@ func (r *Repo) verifyInBackground(hr *headRecord) {
 			notifyVerified(hr.id, err)
 		}
 	}()
+}
+
+// verifyDelay is how long a background check waits before it starts, so
+// that it does not compete with the first reads of the snapshot opened;
+// verifySlots lets one check run at a time in the process, so that
+// opening many snapshots (a daemon restart) reads one record at a time.
+var (
+	verifyDelay = 100 * time.Millisecond
+	verifySlots = make(chan struct{}, 1)
+)
+
+// waitToVerify waits verifyDelay, then for a free slot (which the caller
+// gives back), or for ctx to end.
+func (r *Repo) waitToVerify(ctx context.Context) error {
+	t := time.NewTimer(verifyDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case verifySlots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Test hooks: verifyHook, when set, hears of every background check's
