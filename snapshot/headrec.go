@@ -122,6 +122,20 @@ func (r *Repo) openHead(ctx context.Context, h vfs.Hash) (rec Record, hr *headRe
 	}
 }
 
+// keepHead registers hr as the repository's head-opened record of its ID,
+// returning the one registered first, and starts its background check.
+func (r *Repo) keepHead(hr *headRecord) *headRecord {
+	r.mu.Lock()
+	if cur := r.heads[hr.id]; cur != nil {
+		hr = cur
+	} else {
+		r.heads[hr.id] = hr
+	}
+	r.mu.Unlock()
+	r.verifyInBackground(hr)
+	return hr
+}
+
 // errShortHead says a record head needs more bytes than were read.
 var errShortHead = errors.New("record head goes on beyond what was read")
 

@@ -193,3 +193,44 @@ func TestGetDetectsCorruptRecord(t *testing.T) {
 		})
 	}
 }
+
+// TestGetReadsAncestorHeads: a snapshot whose record is small (one
+// changed directory) reads a file of an unchanged directory from its
+// parent's record by that record's head and the manifests on the path,
+// not the parent's whole pack.
+func TestGetReadsAncestorHeads(t *testing.T) {
+	skipVerify.Store(true)
+	defer skipVerify.Store(false)
+	dir := t.TempDir()
+	base := headFixture(t, dir, 200, "base")
+	baseWhole, err := os.ReadFile(recordPath(dir, base))
+	require.NoError(t, err)
+
+	r, err := OpenLocalRepo(tctx(t), dir, RepoOptions{})
+	require.NoError(t, err)
+	f, err := r.Fork(tctx(t), Source{Snapshot: base}, SessionOptions{ID: "child"})
+	require.NoError(t, err)
+	_, err = f.WriteFile(tctx(t), "d0199/new.txt", strings.NewReader("new\n"), vfs.WriteOptions{})
+	require.NoError(t, err)
+	child, err := r.Snapshot(tctx(t), f, "child")
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+
+	store, err := OpenLocal(filepath.Join(dir, "store"))
+	require.NoError(t, err)
+	defer store.Close()
+	cs := &countingStore{Store: store}
+	r, err = OpenRepo(tctx(t), cs, filepath.Join(dir, "sessions"), RepoOptions{})
+	require.NoError(t, err)
+	defer r.Close()
+	snap, err := r.Get(tctx(t), child.ID)
+	require.NoError(t, err)
+	n, ok, err := snap.Tree.Lookup("d0100/file-with-a-rather-long-name-00001.txt")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, int64(6), n.Size)
+	_, ok, err = snap.Tree.Lookup("d0199/new.txt")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Less(t, cs.read.Load(), int64(len(baseWhole)), "the parent's record is not read whole")
+}

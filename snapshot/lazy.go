@@ -40,8 +40,10 @@ func newSnapManifests(r *Repo, id vfs.Hash, record []byte, parent string) *snapM
 
 // manifest returns manifest h.
 func (s *snapManifests) manifest(ctx context.Context, h vfs.Hash) ([]byte, error) {
-	if hr := s.mr.head; hr != nil && hr.bad.Load() {
-		return nil, fmt.Errorf("manifest %s: snapshot record %s: %w", h.Short(), hr.id.Short(), ErrCorruptObject)
+	if len(s.mr.heads) > 0 {
+		if hr := s.mr.heads[0]; hr.bad.Load() {
+			return nil, fmt.Errorf("manifest %s: snapshot record %s: %w", h.Short(), hr.id.Short(), ErrCorruptObject)
+		}
 	}
 	if b, ok := s.r.manifests.get(h); ok {
 		return b, nil

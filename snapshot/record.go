@@ -242,27 +242,42 @@ type manifestReader struct {
 	r       *Repo
 	records map[vfs.Hash][]byte
 	scanned bool
-	// head, when set, is the snapshot's own record opened by its head:
-	// its pack is scanned for a manifest before the ancestors are read.
-	head *headRecord
+	// heads are the records of the snapshot and of the ancestors read so
+	// far that were opened by their head (headrec.go), nearest first:
+	// their packs are scanned for a manifest before the next ancestor is
+	// read.
+	heads []*headRecord
+	// byHead opens ancestors by their head when they are local (the
+	// lazy open-and-read path; loads, GC and pushes read records whole).
+	byHead bool
 	// parent is the next ancestor record to index when a manifest is
 	// missing; "" when there is none left.
 	parent string
 }
 
+// scanHead looks for manifest h in head-opened record hr.
+func (m *manifestReader) scanHead(ctx context.Context, hr *headRecord, h vfs.Hash) (manifestLoc, bool, error) {
+	found, err := m.r.scanTo(ctx, hr, h)
+	if err != nil {
+		return manifestLoc{}, false, fmt.Errorf("manifest %s: %w", h.Short(), err)
+	}
+	if !found {
+		return manifestLoc{}, false, nil
+	}
+	m.r.mu.Lock()
+	defer m.r.mu.Unlock()
+	loc, ok := m.r.index[h]
+	return loc, ok, nil
+}
+
 func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, error) {
+	var err error
 	m.r.mu.Lock()
 	loc, ok := m.r.index[h]
 	m.r.mu.Unlock()
-	if !ok && m.head != nil {
-		found, err := m.r.scanTo(ctx, m.head, h)
-		if err != nil {
-			return nil, fmt.Errorf("manifest %s: %w", h.Short(), err)
-		}
-		if found {
-			m.r.mu.Lock()
-			loc, ok = m.r.index[h]
-			m.r.mu.Unlock()
+	for i := 0; !ok && i < len(m.heads); i++ {
+		if loc, ok, err = m.scanHead(ctx, m.heads[i], h); err != nil {
+			return nil, err
 		}
 	}
 	// The manifest is most likely in an ancestor's record (a snapshot
@@ -274,6 +289,22 @@ func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, erro
 		ph, err := vfs.ParseHash(m.parent)
 		if err != nil {
 			break
+		}
+		if m.byHead {
+			// Opened by its head too, if local and large.
+			rec, hr, local, err := m.r.openHead(ctx, ph)
+			if err != nil {
+				return nil, fmt.Errorf("manifest %s: ancestor %s: %w", h.Short(), ph.Short(), err)
+			}
+			if local {
+				hr = m.r.keepHead(hr)
+				m.heads = append(m.heads, hr)
+				m.parent = rec.Parent
+				if loc, ok, err = m.scanHead(ctx, hr, h); err != nil {
+					return nil, err
+				}
+				continue
+			}
 		}
 		b, err := m.r.readObject(ctx, Records, ph)
 		if errors.Is(err, vfs.ErrNotFound) {

@@ -122,16 +122,9 @@ func (r *Repo) Get(ctx context.Context, id string) (*Snapshot, error) {
 			return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 		}
 		if ok && lazyLoadable(rec) {
-			r.mu.Lock()
-			if cur := r.heads[h]; cur != nil {
-				hr = cur
-			} else {
-				r.heads[h] = hr
-			}
-			r.mu.Unlock()
-			r.verifyInBackground(hr)
+			hr = r.keepHead(hr)
 			reader := newSnapManifests(r, h, nil, rec.Parent)
-			reader.mr.head = hr
+			reader.mr.heads, reader.mr.byHead = []*headRecord{hr}, true
 			root := rec.RootDir.node()
 			root.Blob = vfs.Hash{}
 			tree := vfs.NewLazyTree(root.Normalize(), rec.Root, vfs.NewLazyLoader(reader, r.lazyCache),
@@ -155,6 +148,7 @@ func (r *Repo) Get(ctx context.Context, id string) (*Snapshot, error) {
 	}
 	reader := newSnapManifests(r, h, b, rec.Parent)
 	if lazyLoadable(rec) && !r.eager {
+		reader.mr.byHead = true
 		root := rec.RootDir.node()
 		root.Blob = vfs.Hash{}
 		tree := vfs.NewLazyTree(root.Normalize(), rec.Root, vfs.NewLazyLoader(reader, r.lazyCache),
