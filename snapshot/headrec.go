@@ -74,21 +74,22 @@ type headRecord struct {
 
 // openHead opens local record h by its head. ok is false when h is not a
 // record that can be opened so (not local, a manifest pack, or small
-// enough to read whole): the caller reads it whole.
-func (r *Repo) openHead(ctx context.Context, h vfs.Hash) (rec Record, hr *headRecord, ok bool, err error) {
+// enough to read whole): the caller reads it whole — or, when whole is
+// set, uses whole, the object read whole and verified.
+func (r *Repo) openHead(ctx context.Context, h vfs.Hash) (rec Record, hr *headRecord, ok bool, whole []byte, err error) {
 	r.mu.Lock()
 	hr = r.heads[h]
 	bad := r.corrupt[h]
 	r.mu.Unlock()
 	if bad {
-		return rec, nil, false, fmt.Errorf("snapshot record %s: %w", h.Short(), ErrCorruptObject)
+		return rec, nil, false, nil, fmt.Errorf("snapshot record %s: %w", h.Short(), ErrCorruptObject)
 	}
 	b, err := r.store.Open(ctx, Records, h)
 	if err != nil {
 		if errors.Is(err, vfs.ErrNotFound) {
-			return rec, nil, false, nil // remote, or gone: the whole path says which
+			return rec, nil, false, nil, nil // remote, or gone: the whole path says which
 		}
-		return rec, nil, false, err
+		return rec, nil, false, nil, err
 	}
 	defer b.Close()
 	size := b.Size()
@@ -100,23 +101,27 @@ func (r *Repo) openHead(ctx context.Context, h vfs.Hash) (rec Record, hr *headRe
 		}
 		buf = make([]byte, n)
 		if _, err := b.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
-			return rec, nil, false, fmt.Errorf("read snapshot record %s: %w", h.Short(), err)
+			return rec, nil, false, nil, fmt.Errorf("read snapshot record %s: %w", h.Short(), err)
 		}
 		if n == size {
-			return rec, nil, false, nil // all of it: read whole and verified
+			// All of it: verified here, used whole.
+			if vfs.HashOf(buf) != h {
+				return rec, nil, false, nil, fmt.Errorf("object %s: %w", h.Short(), ErrCorruptObject)
+			}
+			return rec, nil, false, buf, nil
 		}
 		if isPack(buf) {
-			return rec, nil, false, nil
+			return rec, nil, false, nil, nil
 		}
 		rec, packOff, herr := decodeRecordHead(buf)
 		if herr == nil {
 			if hr == nil {
 				hr = &headRecord{id: h, size: size, next: int64(packOff), packAt: int64(packOff), win: buf, winOff: 0}
 			}
-			return rec, hr, true, nil
+			return rec, hr, true, nil, nil
 		}
 		if !errors.Is(herr, errShortHead) {
-			return rec, nil, false, fmt.Errorf("snapshot record %s: %w", h.Short(), herr)
+			return rec, nil, false, nil, fmt.Errorf("snapshot record %s: %w", h.Short(), herr)
 		}
 		n *= 4
 	}

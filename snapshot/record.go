@@ -255,6 +255,28 @@ type manifestReader struct {
 	parent string
 }
 
+// useRecord indexes ancestor record ph, read whole into b, and moves on
+// to its parent; it reports whether manifest h is now indexed.
+func (m *manifestReader) useRecord(ph vfs.Hash, b []byte, h vfs.Hash) (bool, error) {
+	rec, _, err := m.r.indexRecord(ph, b)
+	if err != nil && !errors.Is(err, errIsPack) {
+		return false, fmt.Errorf("record %s: %w", ph.Short(), err)
+	}
+	m.records[ph] = b
+	m.parent = rec.Parent
+	m.r.mu.Lock()
+	defer m.r.mu.Unlock()
+	_, ok := m.r.index[h]
+	return ok, nil
+}
+
+// indexLoc returns where the index says manifest h is.
+func (r *Repo) indexLoc(h vfs.Hash) manifestLoc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.index[h]
+}
+
 // scanHead looks for manifest h in head-opened record hr.
 func (m *manifestReader) scanHead(ctx context.Context, hr *headRecord, h vfs.Hash) (manifestLoc, bool, error) {
 	found, err := m.r.scanTo(ctx, hr, h)
@@ -292,7 +314,7 @@ func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, erro
 		}
 		if m.byHead {
 			// Opened by its head too, if local and large.
-			rec, hr, local, err := m.r.openHead(ctx, ph)
+			rec, hr, local, whole, err := m.r.openHead(ctx, ph)
 			if err != nil {
 				return nil, fmt.Errorf("manifest %s: ancestor %s: %w", h.Short(), ph.Short(), err)
 			}
@@ -303,6 +325,13 @@ func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, erro
 				if loc, ok, err = m.scanHead(ctx, hr, h); err != nil {
 					return nil, err
 				}
+				continue
+			}
+			if whole != nil {
+				if ok, err = m.useRecord(ph, whole, h); err != nil {
+					return nil, err
+				}
+				loc = m.r.indexLoc(h)
 				continue
 			}
 		}

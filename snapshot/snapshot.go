@@ -117,7 +117,7 @@ func (r *Repo) Get(ctx context.Context, id string) (*Snapshot, error) {
 		return nil, &vfs.Error{Op: "snapshot", Path: id, Code: vfs.CodeInvalid, Msg: "not a snapshot ID (64 hex digits)"}
 	}
 	if !r.eager {
-		rec, hr, ok, err := r.openHead(ctx, h)
+		rec, hr, ok, b, err := r.openHead(ctx, h)
 		if err != nil {
 			return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 		}
@@ -131,6 +131,9 @@ func (r *Repo) Get(ctx context.Context, id string) (*Snapshot, error) {
 				vfs.LazyTotals{Files: rec.Files, Bytes: rec.Bytes, MaxIno: rec.MaxIno, Nodes: int(rec.Nodes)})
 			return r.cache(&Snapshot{ID: id, Record: rec, Tree: tree, head: hr, repo: r, dirs: dirIndex{tree: tree}, reader: reader}), nil
 		}
+		if b != nil {
+			return r.getWhole(ctx, id, h, b)
+		}
 	}
 	b, err := r.readObject(ctx, Records, h)
 	if errors.Is(err, vfs.ErrNotFound) {
@@ -139,6 +142,11 @@ func (r *Repo) Get(ctx context.Context, id string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 	}
+	return r.getWhole(ctx, id, h, b)
+}
+
+// getWhole is Get of record h, read whole and verified into b.
+func (r *Repo) getWhole(ctx context.Context, id string, h vfs.Hash, b []byte) (*Snapshot, error) {
 	rec, manifests, err := r.indexRecord(h, b)
 	if errors.Is(err, errIsPack) {
 		return nil, errSnapshotNotFound(id)
