@@ -25,8 +25,15 @@ import (
 // the pack's entry headers ([hash][uvarint length]) from where the last scan
 // stopped, reading windows of scanWindow bytes with ReadAt and jumping over
 // any data that lies beyond the window, and stopping at the wanted hash;
-// every header passed on the way is indexed. The manifest itself is then
-// read with one ReadAt.
+// every header passed on the way is indexed. Before that scan, the last
+// scanWindow bytes of the object (read once) and the scan's current window
+// are searched for the wanted hash followed by a length and data that hash
+// to it: a pack is written children first, so its end holds the root's
+// manifest and the directories written last, which a scan from the start
+// reaches only after reading the whole pack. The manifest itself is then
+// read with one ReadAt. A lazily loaded snapshot's local ancestors (whose
+// records hold the manifests of its unchanged directories) are opened the
+// same way.
 //
 // What is verified when:
 //   - a manifest read on demand is hashed and compared with its hash before
@@ -34,9 +41,11 @@ import (
 //   - the record's head (the Record) cannot be verified alone: the whole
 //     object is read and hashed once per Repo, in the background, starting
 //     verifyDelay (100 ms) after Get opened it, one record at a time per
-//     process, so that the check does not compete with the first reads. On a mismatch the record is marked corrupt and
-//     logged: from then on Get of it, and every manifest read through it
-//     (of a directory its tree has not read yet), fail with
+//     process, so that the check does not compete with the first reads.
+//     On a mismatch the record is marked corrupt and logged (slog): from
+//     then on Get of it, every manifest read of its snapshot's tree (a
+//     directory the tree has not read yet), and every read of a manifest
+//     stored in it that is not already in memory, fail with
 //     ErrCorruptObject. Uses between Get and the end of that check rely on
 //     the unverified Record (its root, totals and lineage) and on manifests
 //     that were themselves verified. Close stops a check not finished: a
@@ -311,7 +320,7 @@ func (r *Repo) findIn(hr *headRecord, w []byte, off int64, want vfs.Hash) bool {
 	}
 }
 
-// count returns how many manifests hr's pack holds, scanning what is left
+// headCount returns how many manifests hr's pack holds, scanning what is left
 // of it.
 func (r *Repo) headCount(ctx context.Context, hr *headRecord) (int, error) {
 	if _, err := r.scanTo(ctx, hr, vfs.Hash{}); err != nil {
@@ -322,8 +331,8 @@ func (r *Repo) headCount(ctx context.Context, hr *headRecord) (int, error) {
 	return hr.count, nil
 }
 
-// readRange reads n bytes at off of local object h and checks them against
-// hash want.
+// readManifestAt reads manifest want where loc says it is in a local
+// record, with one ReadAt, and checks it against its hash.
 func (r *Repo) readManifestAt(ctx context.Context, loc manifestLoc, want vfs.Hash) ([]byte, error) {
 	b, err := r.store.Open(ctx, Records, loc.record)
 	if err != nil {

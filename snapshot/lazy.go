@@ -9,7 +9,7 @@ import (
 )
 
 // Snapshots are loaded lazily (see vfs.NewLazyTree): Get reads the record
-// and nothing else, and the tree reads a directory's manifest when
+// (of a local record only its head: see headrec.go) and nothing else, and the tree reads a directory's manifest when
 // something first looks inside it. Opening a session on a snapshot, or a
 // remote fork, then costs the same at any size. Records written before
 // they stored their node count, and snapshots with hard links (whose names
