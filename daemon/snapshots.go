@@ -103,7 +103,7 @@ func (d *Daemon) snapshotFor(ctx context.Context, p *principal, e *entry, ref st
 
 func snapshotView(s *snapshot.Snapshot) api.Snapshot {
 	return api.Snapshot{ID: s.ID, Label: s.Record.Label, Session: s.Record.Session, Parent: s.Record.Parent,
-		CreatedAt: s.Record.CreatedAt(), Files: s.Record.Files, Bytes: s.Record.Bytes, Manifests: s.Manifests,
+		CreatedAt: s.Record.CreatedAt(), Files: s.Record.Files, Bytes: s.Record.Bytes, Manifests: s.ManifestCount(),
 		SessionUID: s.Record.SessionUID}
 }
 

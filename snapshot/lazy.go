@@ -9,7 +9,7 @@ import (
 )
 
 // Snapshots are loaded lazily (see vfs.NewLazyTree): Get reads the record
-// and nothing else, and the tree reads a directory's manifest when
+// (of a local record only its head: see headrec.go) and nothing else, and the tree reads a directory's manifest when
 // something first looks inside it. Opening a session on a snapshot, or a
 // remote fork, then costs the same at any size. Records written before
 // they stored their node count, and snapshots with hard links (whose names
@@ -40,6 +40,11 @@ func newSnapManifests(r *Repo, id vfs.Hash, record []byte, parent string) *snapM
 
 // manifest returns manifest h.
 func (s *snapManifests) manifest(ctx context.Context, h vfs.Hash) ([]byte, error) {
+	if len(s.mr.heads) > 0 {
+		if hr := s.mr.heads[0]; hr.bad.Load() {
+			return nil, fmt.Errorf("manifest %s: snapshot record %s: %w", h.Short(), hr.id.Short(), ErrCorruptObject)
+		}
+	}
 	if b, ok := s.r.manifests.get(h); ok {
 		return b, nil
 	}

@@ -172,6 +172,7 @@ func (r *Repo) unindexLocked(id vfs.Hash) {
 	delete(r.indexed, id)
 	delete(r.packs, id)
 	delete(r.snaps, id.String())
+	delete(r.heads, id)
 }
 
 // hasManifest reports whether a manifest is stored in some indexed record.
@@ -241,15 +242,66 @@ type manifestReader struct {
 	r       *Repo
 	records map[vfs.Hash][]byte
 	scanned bool
+	// heads are the records of the snapshot and of the ancestors read so
+	// far that were opened by their head (headrec.go), nearest first:
+	// their packs are scanned for a manifest before the next ancestor is
+	// read.
+	heads []*headRecord
+	// byHead opens ancestors by their head when they are local (the
+	// lazy open-and-read path; loads, GC and pushes read records whole).
+	byHead bool
 	// parent is the next ancestor record to index when a manifest is
 	// missing; "" when there is none left.
 	parent string
 }
 
+// useRecord indexes ancestor record ph, read whole into b, and moves on
+// to its parent; it reports whether manifest h is now indexed.
+func (m *manifestReader) useRecord(ph vfs.Hash, b []byte, h vfs.Hash) (bool, error) {
+	rec, _, err := m.r.indexRecord(ph, b)
+	if err != nil && !errors.Is(err, errIsPack) {
+		return false, fmt.Errorf("record %s: %w", ph.Short(), err)
+	}
+	m.records[ph] = b
+	m.parent = rec.Parent
+	m.r.mu.Lock()
+	defer m.r.mu.Unlock()
+	_, ok := m.r.index[h]
+	return ok, nil
+}
+
+// indexLoc returns where the index says manifest h is.
+func (r *Repo) indexLoc(h vfs.Hash) manifestLoc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.index[h]
+}
+
+// scanHead looks for manifest h in head-opened record hr.
+func (m *manifestReader) scanHead(ctx context.Context, hr *headRecord, h vfs.Hash) (manifestLoc, bool, error) {
+	found, err := m.r.scanTo(ctx, hr, h)
+	if err != nil {
+		return manifestLoc{}, false, fmt.Errorf("manifest %s: %w", h.Short(), err)
+	}
+	if !found {
+		return manifestLoc{}, false, nil
+	}
+	m.r.mu.Lock()
+	defer m.r.mu.Unlock()
+	loc, ok := m.r.index[h]
+	return loc, ok, nil
+}
+
 func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, error) {
+	var err error
 	m.r.mu.Lock()
 	loc, ok := m.r.index[h]
 	m.r.mu.Unlock()
+	for i := 0; !ok && i < len(m.heads); i++ {
+		if loc, ok, err = m.scanHead(ctx, m.heads[i], h); err != nil {
+			return nil, err
+		}
+	}
 	// The manifest is most likely in an ancestor's record (a snapshot
 	// writes only the manifests that changed): index those, nearest
 	// first, before resorting to every record — so that loading a
@@ -259,6 +311,29 @@ func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, erro
 		ph, err := vfs.ParseHash(m.parent)
 		if err != nil {
 			break
+		}
+		if m.byHead {
+			// Opened by its head too, if local and large.
+			rec, hr, local, whole, err := m.r.openHead(ctx, ph)
+			if err != nil {
+				return nil, fmt.Errorf("manifest %s: ancestor %s: %w", h.Short(), ph.Short(), err)
+			}
+			if local {
+				hr = m.r.keepHead(hr)
+				m.heads = append(m.heads, hr)
+				m.parent = rec.Parent
+				if loc, ok, err = m.scanHead(ctx, hr, h); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			if whole != nil {
+				if ok, err = m.useRecord(ph, whole, h); err != nil {
+					return nil, err
+				}
+				loc = m.r.indexLoc(h)
+				continue
+			}
 		}
 		b, err := m.r.readObject(ctx, Records, ph)
 		if errors.Is(err, vfs.ErrNotFound) {
@@ -300,7 +375,25 @@ func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, erro
 	if !ok {
 		return nil, &vfs.Error{Op: "manifest", Path: h.String(), Code: vfs.CodeNotFound, Msg: "no record holds this manifest"}
 	}
+	m.r.mu.Lock()
+	bad, hr := m.r.corrupt[loc.record], m.r.heads[loc.record]
+	m.r.mu.Unlock()
+	if bad {
+		return nil, fmt.Errorf("manifest %s: record %s: %w", h.Short(), loc.record.Short(), ErrCorruptObject)
+	}
 	b, ok := m.records[loc.record]
+	if !ok && hr != nil {
+		// A record opened by its head: read this manifest alone.
+		data, err := m.r.readManifestAt(ctx, loc, h)
+		if errors.Is(err, ErrCorruptObject) {
+			m.r.markCorrupt(loc.record, "manifest "+h.Short()+" does not match its hash")
+		}
+		if err != nil {
+			return nil, err
+		}
+		m.r.manifests.add(h, data)
+		return data, nil
+	}
 	if !ok {
 		var err error
 		if b, err = m.r.readObject(ctx, Records, loc.record); err != nil {

@@ -20,10 +20,34 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add([]byte(recordFormat + "\n{}\n"))
 	f.Add(m)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = decodeRecord(b, func(h vfs.Hash, off, n int) {
+		whole, wholeErr := decodeRecord(b, func(h vfs.Hash, off, n int) {
 			require.True(t, off >= 0 && n >= 0 && off+n <= len(b), "pack entry out of bounds")
 			_ = decodeDir(b[off:off+n], func(string, vfs.Node) error { return nil })
 		})
+		// The head decoder (Get of a local record) agrees with the whole
+		// one on every prefix: the same Record once the head is complete,
+		// errShortHead before, never a different answer.
+		head, packOff, headErr := decodeRecordHead(b)
+		if wholeErr == nil {
+			require.NoError(t, headErr)
+			require.Equal(t, whole, head)
+		}
+		if headErr == nil {
+			require.True(t, packOff > 0 && packOff <= len(b))
+			for _, k := range []int{0, 1, len(recordFormat), packOff - 1, packOff} {
+				if k < 0 || k > len(b) {
+					continue
+				}
+				h2, off2, err2 := decodeRecordHead(b[:k])
+				if k == packOff {
+					require.NoError(t, err2)
+					require.Equal(t, head, h2)
+					require.Equal(t, packOff, off2)
+				} else {
+					require.ErrorIs(t, err2, errShortHead, "a prefix of a good head is short, not bad")
+				}
+			}
+		}
 		_ = decodeDir(b, func(name string, n vfs.Node) error {
 			require.NotEmpty(t, name)
 			require.NotContains(t, name, "/")

@@ -37,7 +37,14 @@ type Repo struct {
 	index    map[vfs.Hash]manifestLoc // where each known manifest is stored
 	indexed  map[vfs.Hash]bool        // records whose manifests are indexed
 	packs    map[vfs.Hash]bool        // indexed Records objects that are manifest packs
-	slots    *slotPool                // prepared session directories
+	heads    map[vfs.Hash]*headRecord // local records opened by their head (headrec.go)
+	corrupt  map[vfs.Hash]bool        // records found not to match their hash
+	// verifying lists the records whose background check runs or passed.
+	verifying map[vfs.Hash]bool
+	bgCtx     context.Context // ends at Close: background checks stop
+	bgCancel  context.CancelFunc
+	bg        sync.WaitGroup // background checks running
+	slots     *slotPool      // prepared session directories
 
 	ownStore io.Closer // closed by Close: the store OpenLocalRepo opened
 
@@ -118,10 +125,12 @@ func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOpt
 		store: store, sessionsDir: sessionsDir, clock: opts.Clock, policy: opts.Policy, quota: opts.Quota, sessionUID: opts.SessionUID,
 		sessions: make(map[string]*sessionSlot), snaps: make(map[string]*Snapshot),
 		index: make(map[vfs.Hash]manifestLoc), indexed: make(map[vfs.Hash]bool), packs: make(map[vfs.Hash]bool),
+		heads: make(map[vfs.Hash]*headRecord), corrupt: make(map[vfs.Hash]bool), verifying: make(map[vfs.Hash]bool),
 		pins:      pinSet{counts: make(map[vfs.Hash]int)},
 		lazyCache: vfs.NewLazyCache(lazyCacheEntries),
 		eager:     eagerLoad,
 	}
+	r.bgCtx, r.bgCancel = context.WithCancel(context.WithoutCancel(ctx))
 	entries, err := os.ReadDir(sessionsDir)
 	if err != nil {
 		return nil, fmt.Errorf("open repo: %w", err)
@@ -172,6 +181,11 @@ func (r *Repo) Store() Store { return r.store }
 // are not touched). It does not close the store (but see OpenLocalRepo).
 // An open in flight finishes and closes its session itself.
 func (r *Repo) Close() error {
+	r.mu.Lock()
+	r.closed = true // no background check starts any more
+	r.mu.Unlock()
+	r.bgCancel()
+	r.bg.Wait()
 	r.closeRemote()
 	if r.slots != nil {
 		r.slots.close()

@@ -126,14 +126,14 @@ func TestSnapshotIsIncremental(t *testing.T) {
 	// One new content blob, and in the record one new manifest per
 	// directory on the path: d07/sub, d07 and the root.
 	require.Equal(t, before+1, count())
-	require.Equal(t, 3, snap.Manifests)
+	require.Equal(t, 3, snap.ManifestCount())
 	require.Zero(t, s.Info().Dirty)
 
 	// An unchanged session snapshots to the same root, storing no manifest.
 	snap2, err := r.Snapshot(ctx, s, "no change")
 	require.NoError(t, err)
 	require.Equal(t, snap.Record.Root, snap2.Record.Root)
-	require.Zero(t, snap2.Manifests)
+	require.Zero(t, snap2.ManifestCount())
 	require.Equal(t, before+1, count())
 }
 

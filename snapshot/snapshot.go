@@ -72,14 +72,30 @@ func (r Record) CreatedAt() time.Time { return time.UnixMilli(r.Created).UTC() }
 // Snapshot is a loaded snapshot: its record and its tree, in which every
 // file's content is a blob. Snapshots are immutable.
 type Snapshot struct {
-	ID     string
-	Record Record
-	Tree   vfs.Tree
-	// Manifests is how many directory manifests this snapshot's record
-	// stores: the directories that changed since its parent.
-	Manifests int
+	ID        string
+	Record    Record
+	Tree      vfs.Tree
+	manifests int         // see ManifestCount; with head set, counted on demand
+	head      *headRecord // set when the record was opened by its head
+	repo      *Repo
 	dirs      dirIndex
 	reader    *snapManifests // reads this snapshot's manifests
+}
+
+// ManifestCount returns how many directory manifests this snapshot's
+// record stores: the directories that changed since its parent. For a
+// snapshot opened by its record's head (see headrec.go) the first call
+// scans the headers of the record's pack; 0 if that fails (the failure is
+// reported by the snapshot's uses).
+func (s *Snapshot) ManifestCount() int {
+	if s.head == nil {
+		return s.manifests
+	}
+	n, err := s.repo.headCount(context.Background(), s.head)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // errSnapshotNotFound reports an unknown snapshot ID.
@@ -100,6 +116,25 @@ func (r *Repo) Get(ctx context.Context, id string) (*Snapshot, error) {
 	if err != nil {
 		return nil, &vfs.Error{Op: "snapshot", Path: id, Code: vfs.CodeInvalid, Msg: "not a snapshot ID (64 hex digits)"}
 	}
+	if !r.eager {
+		rec, hr, ok, b, err := r.openHead(ctx, h)
+		if err != nil {
+			return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
+		}
+		if ok && lazyLoadable(rec) {
+			hr = r.keepHead(hr)
+			reader := newSnapManifests(r, h, nil, rec.Parent)
+			reader.mr.heads, reader.mr.byHead = []*headRecord{hr}, true
+			root := rec.RootDir.node()
+			root.Blob = vfs.Hash{}
+			tree := vfs.NewLazyTree(root.Normalize(), rec.Root, vfs.NewLazyLoader(reader, r.lazyCache),
+				vfs.LazyTotals{Files: rec.Files, Bytes: rec.Bytes, MaxIno: rec.MaxIno, Nodes: int(rec.Nodes)})
+			return r.cache(&Snapshot{ID: id, Record: rec, Tree: tree, head: hr, repo: r, dirs: dirIndex{tree: tree}, reader: reader}), nil
+		}
+		if b != nil {
+			return r.getWhole(ctx, id, h, b)
+		}
+	}
 	b, err := r.readObject(ctx, Records, h)
 	if errors.Is(err, vfs.ErrNotFound) {
 		return nil, errSnapshotNotFound(id)
@@ -107,6 +142,11 @@ func (r *Repo) Get(ctx context.Context, id string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 	}
+	return r.getWhole(ctx, id, h, b)
+}
+
+// getWhole is Get of record h, read whole and verified into b.
+func (r *Repo) getWhole(ctx context.Context, id string, h vfs.Hash, b []byte) (*Snapshot, error) {
 	rec, manifests, err := r.indexRecord(h, b)
 	if errors.Is(err, errIsPack) {
 		return nil, errSnapshotNotFound(id)
@@ -116,17 +156,18 @@ func (r *Repo) Get(ctx context.Context, id string) (*Snapshot, error) {
 	}
 	reader := newSnapManifests(r, h, b, rec.Parent)
 	if lazyLoadable(rec) && !r.eager {
+		reader.mr.byHead = true
 		root := rec.RootDir.node()
 		root.Blob = vfs.Hash{}
 		tree := vfs.NewLazyTree(root.Normalize(), rec.Root, vfs.NewLazyLoader(reader, r.lazyCache),
 			vfs.LazyTotals{Files: rec.Files, Bytes: rec.Bytes, MaxIno: rec.MaxIno, Nodes: int(rec.Nodes)})
-		return r.cache(&Snapshot{ID: id, Record: rec, Tree: tree, Manifests: manifests, dirs: dirIndex{tree: tree}, reader: reader}), nil
+		return r.cache(&Snapshot{ID: id, Record: rec, Tree: tree, manifests: manifests, dirs: dirIndex{tree: tree}, reader: reader}), nil
 	}
 	tree, dirs, err := r.loadTree(ctx, rec.RootDir.node(), rec.Root, rec.MaxIno, rec.Parent)
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot %s: %w", h.Short(), err)
 	}
-	return r.cache(&Snapshot{ID: id, Record: rec, Tree: tree, Manifests: manifests, dirs: dirIndex{set: dirs}, reader: reader}), nil
+	return r.cache(&Snapshot{ID: id, Record: rec, Tree: tree, manifests: manifests, dirs: dirIndex{set: dirs}, reader: reader}), nil
 }
 
 // cache keeps a loaded snapshot, returning the one already cached if
@@ -289,7 +330,7 @@ func (r *Repo) writeRecord(ctx context.Context, tree vfs.Tree, dirs dirIndex, pa
 	for _, e := range pack {
 		r.manifests.add(e.hash, e.data)
 	}
-	snap := r.cache(&Snapshot{ID: h.String(), Record: rec, Tree: tree, Manifests: len(pack), dirs: dirs,
+	snap := r.cache(&Snapshot{ID: h.String(), Record: rec, Tree: tree, manifests: len(pack), dirs: dirs,
 		reader: newSnapManifests(r, h, b, rec.Parent)})
 	r.pins.mu.Lock()
 	if r.pins.fresh != nil {
