@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
@@ -428,27 +427,15 @@ func readInline(ctx context.Context, c *client.Client, session, p string) (int, 
 	return len(*out.Text), nil
 }
 
-// baselineClient is a plain minio-go client of the remote's bucket, with
-// the credentials the daemons use.
+// baselineClient is a plain minio-go client of the remote's bucket, made
+// as the store makes its own (the same credentials, retries and
+// transport), so the copy differs from the push only in what it does.
 func baselineClient(remote string) (*minio.Client, s3store.Config, error) {
 	cfg, err := s3store.ParseURL(remote)
 	if err != nil {
 		return nil, cfg, err
 	}
-	endpoint := cfg.Endpoint
-	if endpoint == "" {
-		endpoint = "s3.amazonaws.com"
-	}
-	lookup := minio.BucketLookupAuto
-	if cfg.PathStyle {
-		lookup = minio.BucketLookupPath
-	}
-	c, err := minio.New(endpoint, &minio.Options{
-		Creds: credentials.NewChainCredentials([]credentials.Provider{
-			&credentials.EnvAWS{}, &credentials.EnvMinio{}, &credentials.FileAWSCredentials{}, &credentials.FileMinioClient{},
-		}),
-		Secure: !cfg.Insecure, Region: cfg.Region, BucketLookup: lookup,
-	})
+	c, err := s3store.NewClient(cfg)
 	return c, cfg, err
 }
 

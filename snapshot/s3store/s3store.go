@@ -159,12 +159,11 @@ func credentialsFor(cfg Config) *credentials.Credentials {
 	})
 }
 
-// Open connects to the bucket cfg names, checking that it exists (or
-// creating it, with cfg.Create).
-func Open(ctx context.Context, cfg Config) (*Store, error) {
-	if cfg.Bucket == "" {
-		return nil, errors.New("s3 store: no bucket")
-	}
+// NewClient returns the minio-go client the store uses for cfg: its
+// endpoint and addressing, the credential chain (credentialsFor), retries
+// and a transport with room for parallel uploads. It does not touch the
+// bucket.
+func NewClient(cfg Config) (*minio.Client, error) {
 	endpoint := cfg.Endpoint
 	if endpoint == "" {
 		endpoint = "s3.amazonaws.com"
@@ -193,6 +192,19 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("s3 store %s: %w", cfg, err)
+	}
+	return client, nil
+}
+
+// Open connects to the bucket cfg names, checking that it exists (or
+// creating it, with cfg.Create).
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.Bucket == "" {
+		return nil, errors.New("s3 store: no bucket")
+	}
+	client, err := NewClient(cfg)
+	if err != nil {
+		return nil, err
 	}
 	s := &Store{cfg: cfg, client: client}
 	ok, err := client.BucketExists(ctx, cfg.Bucket)
