@@ -200,9 +200,11 @@ var SkipDir = fs.SkipDir
 // enters, and returns the error when one cannot be read.
 func (t Tree) Walk(root Path, fn func(Path, Node) error) error { return t.walk(root, fn, true) }
 
-// walkLoaded is Walk over the nodes the tree has read: it does not enter
-// lazy directories. Their nodes come from a snapshot, so it suits looking
-// for what only changes make (upper files).
+// walkLoaded is Walk over the nodes the tree has read, lazy directories
+// left out: it neither enters nor reports them (reporting one would read
+// its manifest for its link count). Their nodes come from a snapshot, so it
+// suits looking for what only changes make (upper files); opening a session
+// of a lazily loaded snapshot then reads no manifest.
 func (t Tree) walkLoaded(root Path, fn func(Path, Node) error) error { return t.walk(root, fn, false) }
 
 // walk is Walk, entering lazy directories when lazy is set.
@@ -227,6 +229,9 @@ func (t Tree) walk(root Path, fn func(Path, Node) error, lazy bool) error {
 		p, raw, _ := it.Next()
 		if !p.HasPrefix(root) {
 			return nil
+		}
+		if raw.lazy && !lazy {
+			continue // nothing beneath it is in the map
 		}
 		n := t.resolve(raw)
 		err := fn(p, n)
