@@ -1,7 +1,10 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -233,4 +236,130 @@ func TestGetReadsAncestorHeads(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Less(t, cs.read.Load(), int64(len(baseWhole)), "the parent's record is not read whole")
+}
+
+// withoutPackIndex stores record id of the store in dir again with its
+// Record's pack index replaced by index (none when nil), as a record
+// written before pack indexes (or one whose index lies) is, and returns
+// the new record's ID.
+func withoutPackIndex(t *testing.T, dir, id string, index []byte) string {
+	whole, err := os.ReadFile(recordPath(dir, id))
+	require.NoError(t, err)
+	rec, packAt, err := decodeRecordHead(whole)
+	require.NoError(t, err)
+	require.NotEmpty(t, rec.PackIndex, "records are written with a pack index")
+	rec.PackIndex = index
+	js, err := json.Marshal(rec)
+	require.NoError(t, err)
+	b := append([]byte(recordFormat+"\n"), js...)
+	b = append(b, '\n')
+	b = append(b, whole[packAt:]...)
+	store, err := OpenLocal(filepath.Join(dir, "store"))
+	require.NoError(t, err)
+	defer store.Close()
+	h, _, err := store.Put(tctx(t), Records, bytes.NewReader(b), PutOptions{})
+	require.NoError(t, err)
+	return h.String()
+}
+
+// TestPackIndexReadsOneManifest: a manifest in the middle of a large
+// record's pack is read with one ReadAt through the record's pack index,
+// where a record without one (written before pack indexes) walks the
+// pack's headers to it; a pack index that lies (lengths that do not add
+// up, prefixes swapped) is never believed: the walk finds what it names.
+func TestPackIndexReadsOneManifest(t *testing.T) {
+	skipVerify.Store(true) // the background check would read it all
+	defer skipVerify.Store(false)
+	dir := t.TempDir()
+	indexed := headFixture(t, dir, 200, "indexed")
+	whole, err := os.ReadFile(recordPath(dir, indexed))
+	require.NoError(t, err)
+	rec, _, err := decodeRecordHead(whole)
+	require.NoError(t, err)
+	// The first and the last entries' prefixes swapped: the lengths still
+	// add up, but the index sends each lookup to the other's place.
+	swapped := bytes.Clone(rec.PackIndex)
+	var starts []int
+	for i := 0; i < len(swapped); {
+		starts = append(starts, i)
+		_, k := binary.Uvarint(swapped[i+packIndexPrefix:])
+		i += packIndexPrefix + k
+	}
+	a, z := starts[0], starts[len(starts)-1]
+	tmp := bytes.Clone(swapped[a : a+packIndexPrefix])
+	copy(swapped[a:], swapped[z:z+packIndexPrefix])
+	copy(swapped[z:], tmp)
+	short := bytes.Clone(rec.PackIndex[:len(rec.PackIndex)-3])
+
+	for _, tc := range []struct {
+		name    string
+		id      string
+		maxRead int64 // bytes of the record read to find the file, at most
+		minRead int64
+	}{
+		{name: "with a pack index", id: indexed, maxRead: headChunk + 16<<10}, // the head, the root and d0100
+		{name: "without one (an older record)", id: withoutPackIndex(t, dir, indexed, nil), minRead: 4 * scanWindow},
+		{name: "with an index that does not add up", id: withoutPackIndex(t, dir, indexed, short), minRead: 4 * scanWindow},
+		{name: "with prefixes swapped", id: withoutPackIndex(t, dir, indexed, swapped)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store, err := OpenLocal(filepath.Join(dir, "store"))
+			require.NoError(t, err)
+			defer store.Close()
+			cs := &countingStore{Store: store}
+			r, err := OpenRepo(tctx(t), cs, filepath.Join(dir, "sessions"), RepoOptions{})
+			require.NoError(t, err)
+			defer r.Close()
+			snap, err := r.Get(tctx(t), tc.id)
+			require.NoError(t, err)
+			require.NotNil(t, snap.head)
+			require.Empty(t, snap.Record.PackIndex, "the index is not kept in the Record")
+			n, ok, err := snap.Tree.Lookup("d0100/file-with-a-rather-long-name-00007.txt")
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, int64(6), n.Size)
+			if tc.maxRead > 0 {
+				require.LessOrEqual(t, cs.read.Load(), tc.maxRead)
+			}
+			require.GreaterOrEqual(t, cs.read.Load(), tc.minRead)
+			require.Equal(t, 201, snap.ManifestCount())
+			require.NoError(t, snap.Tree.Walk(vfs.Root, func(vfs.Path, vfs.Node) error { return nil }))
+		})
+	}
+}
+
+// TestSessionOpenReadsNoManifests: opening a session forked from a large
+// lazily loaded snapshot and changed once reads the snapshot's head and
+// the manifests on the changed path, not the manifest of every directory
+// the change's expansion brought into the tree.
+func TestSessionOpenReadsNoManifests(t *testing.T) {
+	skipVerify.Store(true)
+	defer skipVerify.Store(false)
+	dir := t.TempDir()
+	base := headFixture(t, dir, 200, "base")
+	r, err := OpenLocalRepo(tctx(t), dir, RepoOptions{})
+	require.NoError(t, err)
+	f, err := r.Fork(tctx(t), Source{Snapshot: base}, SessionOptions{ID: "child"})
+	require.NoError(t, err)
+	_, err = f.WriteFile(tctx(t), "d0000/new.txt", strings.NewReader("new\n"), vfs.WriteOptions{})
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+
+	store, err := OpenLocal(filepath.Join(dir, "store"))
+	require.NoError(t, err)
+	defer store.Close()
+	cs := &countingStore{Store: store}
+	r, err = OpenRepo(tctx(t), cs, filepath.Join(dir, "sessions"), RepoOptions{})
+	require.NoError(t, err)
+	defer r.Close()
+	s, err := r.Session("child")
+	require.NoError(t, err)
+	// The head, the root's manifest and d0000's: not 200 directories'.
+	require.LessOrEqual(t, cs.read.Load(), int64(headChunk+16<<10))
+	b, _, err := s.ReadFile(tctx(t), "d0000/new.txt")
+	require.NoError(t, err)
+	require.Equal(t, "new\n", string(b))
+	n, err := s.Stat(tctx(t), "d0150")
+	require.NoError(t, err)
+	require.Equal(t, uint32(2), n.Nlink, "a lazy directory still counts its links when asked")
 }
