@@ -21,7 +21,11 @@ import (
 // A record in the local store is opened by its head alone: Get reads the
 // format line and the Record's JSON line (a first chunk of headChunk bytes,
 // more only if the JSON line is longer), and the pack behind them is read on
-// demand. A manifest not yet in the repository's index is found by scanning
+// demand. A manifest not yet in the repository's index is found through the
+// record's pack index (Record.PackIndex, see packindex.go: one ReadAt of its
+// entry's header to confirm the hash, then one of the manifest). A record
+// written before pack indexes, or whose index is unusable, is found by
+// scanning
 // the pack's entry headers ([hash][uvarint length]) from where the last scan
 // stopped, reading windows of scanWindow bytes with ReadAt and jumping over
 // any data that lies beyond the window, and stopping at the wanted hash;
@@ -73,10 +77,11 @@ type headRecord struct {
 	next   int64      // offset of the first pack entry not indexed yet
 	win    []byte     // the last window read, at winOff
 	winOff int64
-	tail   []byte // the object's last scanWindow bytes, once read
-	packAt int64  // where the pack starts
-	count  int    // entries indexed so far
-	done   bool   // every entry indexed
+	tail   []byte    // the object's last scanWindow bytes, once read
+	packAt int64     // where the pack starts
+	count  int       // entries indexed so far
+	done   bool      // every entry indexed
+	table  packTable // the record's pack index, if it has a usable one
 
 	bad atomic.Bool // found corrupt: every later use fails
 }
@@ -125,8 +130,10 @@ func (r *Repo) openHead(ctx context.Context, h vfs.Hash) (rec Record, hr *headRe
 		rec, packOff, herr := decodeRecordHead(buf)
 		if herr == nil {
 			if hr == nil {
-				hr = &headRecord{id: h, size: size, next: int64(packOff), packAt: int64(packOff), win: buf, winOff: 0}
+				hr = &headRecord{id: h, size: size, next: int64(packOff), packAt: int64(packOff), win: buf, winOff: 0,
+					table: decodePackIndex(rec.PackIndex, int64(packOff), size)}
 			}
+			rec.PackIndex = nil
 			return rec, hr, true, nil, nil
 		}
 		if !errors.Is(herr, errShortHead) {
@@ -203,6 +210,31 @@ func (r *Repo) scanTo(ctx context.Context, hr *headRecord, want vfs.Hash) (bool,
 			blob = b
 		}
 		return nil
+	}
+	if want != (vfs.Hash{}) && hr.table != nil {
+		// The index knows the hash by its prefix only: the entry's header
+		// must name want in full (a prefix match alone may be another
+		// manifest, and want may be in another record).
+		if slot, ok := hr.table.find(want); ok {
+			if err := open(); err != nil {
+				return false, err
+			}
+			var head vfs.Hash
+			at := slot.off - int64(uvarintLen(uint64(slot.n))) - vfs.HashSize
+			if _, err := blob.ReadAt(head[:], at); err != nil {
+				return false, fmt.Errorf("read snapshot record %s: %w", hr.id.Short(), err)
+			}
+			if head == want {
+				r.mu.Lock()
+				if _, ok := r.index[want]; !ok {
+					r.index[want] = manifestLoc{record: hr.id, off: int(slot.off), n: slot.n}
+				}
+				r.mu.Unlock()
+				return true, nil
+			}
+			// Another manifest with want's prefix (want is in another
+			// record), or an index that lies: the search below decides.
+		}
 	}
 	if want != (vfs.Hash{}) {
 		// A pack is written children first, so its last bytes hold the
@@ -323,6 +355,9 @@ func (r *Repo) findIn(hr *headRecord, w []byte, off int64, want vfs.Hash) bool {
 // headCount returns how many manifests hr's pack holds, scanning what is left
 // of it.
 func (r *Repo) headCount(ctx context.Context, hr *headRecord) (int, error) {
+	if hr.table != nil {
+		return len(hr.table), nil
+	}
 	if _, err := r.scanTo(ctx, hr, vfs.Hash{}); err != nil {
 		return 0, err
 	}

@@ -40,6 +40,7 @@ type manifestLoc struct {
 
 // encodeRecord builds a record object.
 func encodeRecord(rec Record, pack []packEntry) ([]byte, error) {
+	rec.PackIndex = appendPackIndex(nil, pack)
 	js, err := json.Marshal(rec)
 	if err != nil {
 		return nil, fmt.Errorf("encode snapshot record: %w", err)
@@ -125,6 +126,7 @@ func decodeRecord(b []byte, fn func(h vfs.Hash, off, n int)) (Record, error) {
 	if err := json.Unmarshal(rest[:nl], &rec); err != nil || rec.Format != recordFormat {
 		return rec, errNotRecord
 	}
+	rec.PackIndex = nil // the whole pack is decoded below
 	off := len(recordFormat) + 1 + nl + 1
 	return rec, decodePackEntries(b, off, fn)
 }

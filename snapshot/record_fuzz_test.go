@@ -20,14 +20,32 @@ func FuzzDecodeRecord(f *testing.F) {
 	f.Add([]byte(recordFormat + "\n{}\n"))
 	f.Add(m)
 	f.Fuzz(func(t *testing.T, b []byte) {
+		entries := map[vfs.Hash][2]int{}
 		whole, wholeErr := decodeRecord(b, func(h vfs.Hash, off, n int) {
 			require.True(t, off >= 0 && n >= 0 && off+n <= len(b), "pack entry out of bounds")
 			_ = decodeDir(b[off:off+n], func(string, vfs.Node) error { return nil })
+			entries[h] = [2]int{off, n}
 		})
 		// The head decoder (Get of a local record) agrees with the whole
 		// one on every prefix: the same Record once the head is complete,
 		// errShortHead before, never a different answer.
 		head, packOff, headErr := decodeRecordHead(b)
+		if headErr == nil {
+			// The pack index never points outside the pack, and where the
+			// pack decodes, it points where the pack says (or is unusable).
+			table := decodePackIndex(head.PackIndex, int64(packOff), int64(len(b)))
+			for _, s := range table {
+				require.True(t, s.off >= int64(packOff) && s.n >= 0 && s.off+int64(s.n) <= int64(len(b)), "pack index out of bounds")
+			}
+			if wholeErr == nil && table != nil {
+				for h, at := range entries {
+					if s, ok := table.find(h); ok && s.off == int64(at[0]) {
+						require.Equal(t, at[1], s.n)
+					}
+				}
+			}
+			head.PackIndex = nil // decodeRecord moves it out
+		}
 		if wholeErr == nil {
 			require.NoError(t, headErr)
 			require.Equal(t, whole, head)
@@ -41,6 +59,7 @@ func FuzzDecodeRecord(f *testing.F) {
 				h2, off2, err2 := decodeRecordHead(b[:k])
 				if k == packOff {
 					require.NoError(t, err2)
+					h2.PackIndex = nil
 					require.Equal(t, head, h2)
 					require.Equal(t, packOff, off2)
 				} else {

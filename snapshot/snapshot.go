@@ -36,6 +36,13 @@ type Record struct {
 	// SessionUID identifies the incarnation of Session it was taken of
 	// (RepoOptions.SessionUID): session IDs may be reused, UIDs are not.
 	SessionUID string `json:"session_uid,omitempty"`
+
+	// PackIndex says where each manifest of the record's pack is, so that
+	// a record opened by its head reads a manifest with one ReadAt instead
+	// of walking the pack's entry headers (see packIndex). Records written
+	// before it have none and are walked; readers that do not know it
+	// ignore it. Decoding a record moves it out of the Record.
+	PackIndex []byte `json:"pack_index,omitempty"`
 }
 
 // RootNode is the root directory's own metadata. Node, when set (records
