@@ -333,3 +333,71 @@ func BenchmarkOpenRepoSessions(b *testing.B) {
 		})
 	}
 }
+
+// TestOpenRepoReadsNoJournal: a repository finds its sessions by their
+// directories' names, reading no session's journal: a session whose journal
+// header is unreadable still opens the repository and fails its own uses
+// only; directories of older repositories (d-<random>, named by their
+// header alone) are still found; a directory named for a session whose
+// creation never wrote the header is dropped on first use; a deletion cut
+// short is finished, and a deleted session never comes back.
+func TestOpenRepoReadsNoJournal(t *testing.T) {
+	r, store, dir := newRepo(t)
+	for _, id := range []string{"a", "b.2", "old", "gone"} {
+		s, err := r.NewSession(ctx, snapshot.SessionOptions{ID: id})
+		require.NoError(t, err)
+		write(t, s, "f.txt", id)
+	}
+	require.NoError(t, r.Close())
+	sessions := filepath.Join(dir, "sessions")
+
+	// b.2's journal loses its header: reading it at open would fail the
+	// repository ("without its header the directory cannot even be named").
+	bDir := sessionDir(t, dir, "b.2")
+	require.Regexp(t, `^s-b\.2\.[0-9a-f]{16}$`, filepath.Base(bDir), "named for its session")
+	require.NoError(t, os.WriteFile(filepath.Join(bDir, "journal"), []byte("\x00garbage"), 0o600))
+	// "old" as an older repository laid it out.
+	oldDir := sessionDir(t, dir, "old")
+	require.NoError(t, os.Rename(oldDir, filepath.Join(sessions, "d-00112233aabbccdd")))
+	// A crash between naming a prepared directory and writing its header.
+	require.NoError(t, vfs.PrepareDir(filepath.Join(sessions, "s-halfmade.0123456789abcdef")))
+	// A deletion cut short after its rename.
+	goneDir := sessionDir(t, dir, "gone")
+	require.NoError(t, os.Rename(goneDir, filepath.Join(sessions, "x-"+filepath.Base(goneDir))))
+
+	r2, err := snapshot.OpenRepo(ctx, store, sessions, snapshot.RepoOptions{})
+	require.NoError(t, err, "opening reads no journal")
+	t.Cleanup(func() { r2.Close() })
+	require.Equal(t, []string{"a", "b.2", "halfmade", "old"}, r2.SessionIDs())
+	require.NoDirExists(t, filepath.Join(sessions, "x-"+filepath.Base(goneDir)))
+
+	for _, id := range []string{"a", "old"} {
+		s, err := r2.Session(id)
+		require.NoError(t, err)
+		require.Equal(t, id, read(t, s, "f.txt"))
+	}
+	_, err = r2.Session("b.2")
+	var oe *snapshot.SessionOpenError
+	require.ErrorAs(t, err, &oe)
+	_, err = r2.Session("halfmade")
+	require.ErrorIs(t, err, vfs.ErrNotFound)
+	require.Equal(t, []string{"a", "b.2", "old"}, r2.SessionIDs())
+	require.NoDirExists(t, filepath.Join(sessions, "s-halfmade.0123456789abcdef"))
+
+	// A session ID used again after a deletion is a new session.
+	require.NoError(t, r2.DeleteSession("a"))
+	s, err := r2.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
+	require.NoError(t, err)
+	_, _, err = s.ReadFile(ctx, "f.txt")
+	require.ErrorIs(t, err, vfs.ErrNotFound)
+	write(t, s, "new.txt", "new")
+	r3 := reopen(t, r2, store, dir)
+	s, err = r3.Session("a")
+	require.NoError(t, err)
+	require.Equal(t, "new", read(t, s, "new.txt"))
+	entries, err := os.ReadDir(sessions)
+	require.NoError(t, err)
+	for _, e := range entries {
+		require.NotRegexp(t, `^x-`, e.Name(), "no deletion is left half done")
+	}
+}

@@ -92,9 +92,8 @@ const lazyCacheEntries = 256 << 10
 // sessionSlot is one session of the repository: found on disk (dir, from
 // its journal header), and open once something used it.
 type sessionSlot struct {
-	dir     string
-	created int64        // the journal header's Created
-	s       *vfs.Session // nil until opened (or while NewSession creates it)
+	dir string
+	s   *vfs.Session // nil until opened (or while NewSession creates it)
 	// creating is set while NewSession creates the session: the ID is
 	// taken but the session is not there yet.
 	creating bool
@@ -108,12 +107,15 @@ type sessionSlot struct {
 }
 
 // OpenRepo opens the repository whose sessions live under sessionsDir and
-// whose content is in store. It finds every session there by its journal's
-// header (one small read each) but opens none: a session is recovered —
-// its base loaded, its journal replayed, its upper files checked — on its
-// first use (Session, DeleteSession, OpenSessions), so opening a repository
-// costs the same however many sessions and snapshots it holds. A session
-// that cannot be recovered fails on its uses, not here.
+// whose content is in store. It finds every session there by its
+// directory's name (see sessionDirName: one directory listing, no file
+// read per session) but opens none: a session is recovered — its base
+// loaded, its journal replayed, its upper files checked — on its first use
+// (Session, DeleteSession, OpenSessions), so opening a repository costs the
+// same however many sessions and snapshots it holds. A session that cannot
+// be recovered fails on its uses, not here. Directories of older
+// repositories, named d-<random>, are still found by their journal's
+// header.
 func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOptions) (*Repo, error) {
 	if opts.Clock == nil {
 		opts.Clock = time.Now
@@ -141,6 +143,17 @@ func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOpt
 			continue
 		}
 		dir := filepath.Join(sessionsDir, e.Name())
+		if strings.HasPrefix(e.Name(), deletedDirPrefix) {
+			_ = os.RemoveAll(dir) // a deletion cut short
+			continue
+		}
+		if id, ok := parseSessionDirName(e.Name()); ok {
+			if prev := r.sessions[id]; prev != nil && !newerSessionDir(dir, prev.dir) {
+				continue
+			}
+			r.sessions[id] = &sessionSlot{dir: dir}
+			continue
+		}
 		hdr, err := vfs.ReadHeader(dir)
 		switch {
 		case errors.Is(err, vfs.ErrNoSession) && vfs.IsPrepared(dir):
@@ -156,13 +169,10 @@ func OpenRepo(ctx context.Context, store Store, sessionsDir string, opts RepoOpt
 			r.Close()
 			return nil, fmt.Errorf("open repo: %w; move %s out of %s to open the repository without it", err, dir, sessionsDir)
 		}
-		if prev := r.sessions[hdr.Session]; prev != nil && prev.created >= hdr.Created {
-			// Two directories name one session only when a deletion
-			// was cut short and the ID used again: the newer is the
-			// session; the older is left as it is.
+		if prev := r.sessions[hdr.Session]; prev != nil && !newerSessionDir(dir, prev.dir) {
 			continue
 		}
-		r.sessions[hdr.Session] = &sessionSlot{dir: dir, created: hdr.Created}
+		r.sessions[hdr.Session] = &sessionSlot{dir: dir}
 	}
 	r.slots = newSlotPool(sessionsDir, slots)
 	// Files start empty; keep the empty blob in the store for readers that
@@ -308,7 +318,13 @@ func (r *Repo) NewSession(ctx context.Context, opts SessionOptions) (*vfs.Sessio
 	sl := &sessionSlot{creating: true} // reserve the ID
 	r.sessions[id] = sl
 	r.mu.Unlock()
-	dir := r.slots.take()
+	dir, err := r.nameSessionDir(id, r.slots.take())
+	if err != nil {
+		r.mu.Lock()
+		delete(r.sessions, id)
+		r.mu.Unlock()
+		return nil, fmt.Errorf("create session %s: %w", id, err)
+	}
 	s, err := vfs.Create(ctx, r.sessionOptions(id, dir), base, opts.Base)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -377,6 +393,15 @@ func (r *Repo) openSlot(id string, sl *sessionSlot) (*vfs.Session, error) {
 	defer r.mu.Unlock()
 	defer close(ch)
 	sl.opening = nil
+	if errors.Is(err, vfs.ErrNoSession) && emptyJournal(sl.dir) && r.sessions[id] == sl {
+		// Named for the session, but its creation never wrote the
+		// journal's header (a crash between the two): nothing was
+		// acknowledged, so nothing is lost. A journal with bytes but no
+		// header is damage, reported below.
+		delete(r.sessions, id)
+		_ = os.RemoveAll(sl.dir)
+		return nil, &vfs.Error{Op: "session", Path: id, Code: vfs.CodeNotFound, Msg: "no such session"}
+	}
 	if err != nil {
 		sl.err = &SessionOpenError{ID: id, Dir: sl.dir, Err: err}
 		return nil, sl.err
@@ -537,7 +562,13 @@ func (r *Repo) DeleteSession(id string) error {
 	if sl.s != nil {
 		err = sl.s.Close()
 	}
-	if rerr := os.RemoveAll(sl.dir); rerr != nil {
+	dir := sl.dir
+	// Renamed first, so that a removal cut short leaves a directory the
+	// next OpenRepo removes, not a session that comes back.
+	if gone := filepath.Join(filepath.Dir(dir), deletedDirPrefix+filepath.Base(dir)); os.Rename(dir, gone) == nil {
+		dir = gone
+	}
+	if rerr := os.RemoveAll(dir); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("remove session %s: %w", id, rerr))
 	}
 	return err

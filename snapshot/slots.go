@@ -3,7 +3,12 @@ package snapshot
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -113,4 +118,79 @@ func (p *slotPool) run() {
 func (p *slotPool) close() {
 	p.closeOnce.Do(func() { close(p.done) })
 	p.wg.Wait()
+}
+
+// Session directories are named after their session,
+//
+//	s-<session ID>.<16 hex digits>
+//
+// so that opening a repository finds every session by listing one
+// directory, without reading a file per session. The digits are the
+// prepared directory's (slotPool) the session took, which NewSession
+// renames before it writes the journal's header: a crash between the two
+// leaves a directory named for a session that holds none, dropped on its
+// first use (Repo.Session). A session ID may contain dots, the digits do
+// not: the name splits at its last dot. Deleting a session renames its
+// directory to x-<name> before removing it, and OpenRepo finishes removals
+// that were cut short.
+const (
+	sessionDirPrefix = "s-"
+	deletedDirPrefix = "x-"
+)
+
+// sessionDirName is the directory name of session id in the slot named
+// slot (d-<digits>).
+func sessionDirName(id, slot string) string {
+	return sessionDirPrefix + id + "." + strings.TrimPrefix(slot, "d-")
+}
+
+// parseSessionDirName returns the session ID a directory name gives, if it
+// is a session directory's name.
+func parseSessionDirName(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, sessionDirPrefix)
+	if !ok {
+		return "", false
+	}
+	dot := strings.LastIndexByte(rest, '.')
+	if dot < 0 {
+		return "", false
+	}
+	id, digits := rest[:dot], rest[dot+1:]
+	if len(digits) != 16 || strings.Trim(digits, "0123456789abcdef") != "" || !ValidSessionID(id) {
+		return "", false
+	}
+	return id, true
+}
+
+// nameSessionDir gives slot, a directory slotPool.take returned (prepared,
+// or a path to lay out), its session's name, and returns its new path.
+func (r *Repo) nameSessionDir(id, slot string) (string, error) {
+	named := filepath.Join(filepath.Dir(slot), sessionDirName(id, filepath.Base(slot)))
+	if err := os.Rename(slot, named); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("name the session's directory: %w", err)
+	}
+	return named, nil
+}
+
+// newerSessionDir reports whether session directory a holds a newer session
+// than b, the two naming one session: that happens only when a deletion was
+// cut short before its rename and the ID was used again. The journals'
+// headers decide; a directory without one loses.
+func newerSessionDir(a, b string) bool {
+	ha, erra := vfs.ReadHeader(a)
+	hb, errb := vfs.ReadHeader(b)
+	switch {
+	case erra != nil:
+		return false
+	case errb != nil:
+		return true
+	}
+	return ha.Created > hb.Created
+}
+
+// emptyJournal reports whether session directory dir's journal is missing
+// or empty: a session whose creation never wrote its header.
+func emptyJournal(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, "journal"))
+	return errors.Is(err, fs.ErrNotExist) || (err == nil && fi.Size() == 0)
 }
