@@ -43,6 +43,19 @@ func (b *countingBlob) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
+// openCounting opens the repository in dir (store and sessions) with a
+// store that counts the bytes read from records; both close with the test.
+func openCounting(t *testing.T, dir string) (*Repo, *countingStore) {
+	store, err := OpenLocal(filepath.Join(dir, "store"))
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	cs := &countingStore{Store: store}
+	r, err := OpenRepo(tctx(t), cs, filepath.Join(dir, "sessions"), RepoOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { r.Close() })
+	return r, cs
+}
+
 // headFixture commits a tree of dirs directories of 40 files with long
 // names (so the record's pack is far larger than what Get reads first) to
 // a local store in dir and returns the snapshot's ID.
@@ -219,13 +232,7 @@ func TestGetReadsAncestorHeads(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, r.Close())
 
-	store, err := OpenLocal(filepath.Join(dir, "store"))
-	require.NoError(t, err)
-	defer store.Close()
-	cs := &countingStore{Store: store}
-	r, err = OpenRepo(tctx(t), cs, filepath.Join(dir, "sessions"), RepoOptions{})
-	require.NoError(t, err)
-	defer r.Close()
+	r, cs := openCounting(t, dir)
 	snap, err := r.Get(tctx(t), child.ID)
 	require.NoError(t, err)
 	n, ok, err := snap.Tree.Lookup("d0100/file-with-a-rather-long-name-00001.txt")
@@ -345,13 +352,7 @@ func TestSessionOpenReadsNoManifests(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, r.Close())
 
-	store, err := OpenLocal(filepath.Join(dir, "store"))
-	require.NoError(t, err)
-	defer store.Close()
-	cs := &countingStore{Store: store}
-	r, err = OpenRepo(tctx(t), cs, filepath.Join(dir, "sessions"), RepoOptions{})
-	require.NoError(t, err)
-	defer r.Close()
+	r, cs := openCounting(t, dir)
 	s, err := r.Session("child")
 	require.NoError(t, err)
 	// The head, the root's manifest and d0000's: not 200 directories'.
