@@ -210,9 +210,14 @@ func (t Tree) rawLookup(p Path) (Node, bool, error) {
 	return n, true, nil
 }
 
-// Lookup is Get, but says when the node could not be read: a lazily loaded
-// directory on the way whose manifest is missing, corrupt or unreachable.
-// Session reads use it, so such a failure is an error, never a missing file.
+// Lookup returns the node at p, and whether there is one. It costs
+// O(log n) when p is in the tree's path map (always, for trees that are
+// not lazy). In a lazily loaded tree (see NewLazyTree) it may read the
+// manifests of the lazy directories above p, and when one cannot be read
+// (missing, corrupt, the remote unreachable) it returns that error, with
+// code CodeIO: never a missing node. It is the tree's only exported
+// lookup, so that no caller can mistake an unreadable directory for an
+// absent file.
 func (t Tree) Lookup(p Path) (Node, bool, error) {
 	n, ok, err := t.rawLookup(p)
 	if err != nil || !ok {
@@ -233,7 +238,12 @@ func (t Tree) LazyManifest(p Path) (Hash, bool, error) {
 	return n.Blob, true, nil
 }
 
-// ChildrenErr is Children, but says when the directory could not be read.
+// ChildrenErr calls fn for each direct child of dir, sorted by name, until
+// fn returns false; it lists nothing when dir is not a directory. It costs
+// O(children · log n), however deep the subtrees are. In a lazily loaded
+// tree it may read dir's manifest (and those above it), and returns the
+// error, with code CodeIO, when one cannot be read: an unreadable
+// directory is never listed as empty.
 func (t Tree) ChildrenErr(dir Path, fn func(name string, n Node) bool) error {
 	raw, ok := t.m.Get(dir)
 	if !ok || raw.lazy {
