@@ -1,6 +1,8 @@
 package snapshot_test
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,6 +56,34 @@ func TestDiffUnreadableLazyDirectory(t *testing.T) {
 			d, err := c.diff()
 			require.ErrorIs(t, err, vfs.ErrIO, "%+v", d)
 			require.ErrorContains(t, err, "reading a directory of the snapshot failed")
+		})
+	}
+}
+
+// TestSessionUnreadableLazyDirectory: the session's own reads and writes
+// beneath an unreadable lazily loaded directory fail with io_error.
+func TestSessionUnreadableLazyDirectory(t *testing.T) {
+	b := toolstest.NewBroken(t, nil)
+	s := b.S
+	cases := []struct {
+		name string
+		op   func() error
+	}{
+		{"open to read", func() error { _, err := s.OpenFile(ctx, p("bad/g.txt"), os.O_RDONLY, 0); return err }},
+		{"open to read a name it lacks", func() error { _, err := s.OpenFile(ctx, p("bad/none"), os.O_RDONLY, 0); return err }},
+		{"open to create", func() error { _, err := s.OpenFile(ctx, p("bad/new"), os.O_RDWR|os.O_CREATE, 0o644); return err }},
+		{"append", func() error {
+			_, err := s.WriteFile(ctx, p("bad/g.txt"), strings.NewReader("x"), vfs.WriteOptions{Mode: vfs.WriteAppend})
+			return err
+		}},
+		{"stat", func() error { _, err := s.Stat(ctx, p("bad/none")); return err }},
+		{"list", func() error { _, err := s.List(ctx, p("bad/sub")); return err }},
+		{"walk", func() error { return s.Walk(ctx, p("bad"), func(vfs.Path, vfs.Node) error { return nil }) }},
+		{"mkdir -p", func() error { _, err := s.Mkdir(ctx, p("bad/sub"), vfs.MkdirOptions{Parents: true}); return err }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			require.ErrorIs(t, c.op(), vfs.ErrIO)
 		})
 	}
 }
