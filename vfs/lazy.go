@@ -219,6 +219,12 @@ func (t Tree) rawLookup(p Path) (Node, bool, error) {
 // lookup, so that no caller can mistake an unreadable directory for an
 // absent file.
 func (t Tree) Lookup(p Path) (Node, bool, error) {
+	if n, ok := t.m.Get(p); ok {
+		return t.resolve(n), true, nil // the hot path: as cheap as a map lookup
+	}
+	if t.lazyDirs == 0 {
+		return Node{}, false, nil
+	}
 	n, ok, err := t.rawLookup(p)
 	if err != nil || !ok {
 		return Node{}, false, err

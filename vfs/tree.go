@@ -162,14 +162,7 @@ func (t Tree) HasLinks() bool { return t.links != nil && t.links.Len() > 0 }
 // mistaken for a missing one (an agent told "not found" may recreate a
 // file over data it cannot see).
 func (t Tree) get(p Path) (Node, bool) {
-	n, ok := t.m.Get(p)
-	if ok {
-		return t.resolve(n), true
-	}
-	if t.lazyDirs == 0 {
-		return Node{}, false
-	}
-	n, ok, _ = t.Lookup(p)
+	n, ok, _ := t.Lookup(p)
 	return n, ok
 }
 
