@@ -144,6 +144,19 @@ func (l *LazyLoader) dir(h Hash) ([]DirEntry, error) {
 	return l.cache.add(h, ents), nil
 }
 
+// dirAt is the entries of lazy directory p, whose manifest is h; an
+// error names p (the session path a caller asked about), not only the
+// manifest.
+func (t Tree) dirAt(p Path, h Hash) ([]DirEntry, error) {
+	ents, err := t.lazy.dir(h)
+	if e, ok := err.(*Error); ok {
+		c := *e
+		c.Path = p.String()
+		return nil, &c
+	}
+	return ents, err
+}
+
 // dirNlink is the link count of a directory with entries ents: 2 plus
 // its subdirectories.
 func dirNlink(ents []DirEntry) uint32 {
@@ -193,12 +206,13 @@ func (t Tree) rawLookup(p Path) (Node, bool, error) {
 	if top != Root {
 		rest = p[len(top)+1:]
 	}
-	n := topNode
+	n, q := topNode, top
 	for _, name := range rest.Segments() {
 		if !n.lazy {
 			return Node{}, false, nil
 		}
-		ents, err := t.lazy.dir(n.Blob)
+		ents, err := t.dirAt(q, n.Blob)
+		q = q.Join(name)
 		if err != nil {
 			return Node{}, false, err
 		}
@@ -265,7 +279,7 @@ func (t Tree) ChildrenErr(dir Path, fn func(name string, n Node) bool) error {
 		t.mapChildren(dir, fn)
 		return nil
 	}
-	ents, err := t.lazy.dir(raw.Blob)
+	ents, err := t.dirAt(dir, raw.Blob)
 	if err != nil {
 		return err
 	}
@@ -281,7 +295,7 @@ func (t Tree) ChildrenErr(dir Path, fn func(name string, n Node) bool) error {
 // manifest is h, as Walk does. It returns nil when fn skipped the rest of
 // dir.
 func (t Tree) walkLazy(dir Path, h Hash, fn func(Path, Node) error) error {
-	ents, err := t.lazy.dir(h)
+	ents, err := t.dirAt(dir, h)
 	if err != nil {
 		return err
 	}
@@ -308,7 +322,7 @@ func (t Tree) walkLazy(dir Path, h Hash, fn func(Path, Node) error) error {
 // expandDir makes lazy directory p, whose stored node is raw, an ordinary
 // one: its direct children go into the map (subdirectories lazy).
 func (t Tree) expandDir(p Path, raw Node) (Tree, error) {
-	ents, err := t.lazy.dir(raw.Blob)
+	ents, err := t.dirAt(p, raw.Blob)
 	if err != nil {
 		return t, err
 	}
