@@ -254,6 +254,13 @@ func TestLazyTreeLoadFailure(t *testing.T) {
 	require.Error(t, err)
 	_, err = Reduce(lt, &Event{Op: OpRemove, Path: "a", Recursive: true, Time: 1})
 	require.Error(t, err)
+	// The unreadable directory itself is known from its parent's
+	// manifest; its link count is 1, "unknown".
+	d, ok, err := lt.Lookup("a/y")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.True(t, d.IsDir())
+	require.Equal(t, uint32(1), d.Nlink)
 	// Reads elsewhere still work.
 	n, ok, err := lt.Lookup("b/i/j")
 	require.NoError(t, err)

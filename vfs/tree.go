@@ -116,6 +116,11 @@ func (t Tree) resolve(n Node) Node {
 	if n.lazy {
 		// Manifests store no directory link counts (a tree computes
 		// them): 2 + the subdirectories its manifest lists.
+		// When the manifest cannot be read the node is still known (its
+		// parent's manifest holds it): it answers, with a link count of
+		// 1, the convention for "unknown" (find and fts then do not
+		// count subdirectories by it); reading inside it fails.
+		n.Nlink = 1
 		if t.lazy != nil {
 			if ents, err := t.lazy.dir(n.Blob); err == nil {
 				n.Nlink = dirNlink(ents)
