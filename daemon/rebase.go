@@ -200,8 +200,14 @@ func (rb *rebaser) one(de snapshot.DiffEntry) error {
 		}
 	}
 	_, both := rb.ours[p]
-	hn, hostHas := rb.theirs.Get(p)
-	sn, sessHas := rb.cur.Get(p)
+	hn, hostHas, err := rb.theirs.Lookup(p)
+	if err != nil {
+		return fmt.Errorf("read the host's side: %w", err)
+	}
+	sn, sessHas, err := rb.cur.Lookup(p)
+	if err != nil {
+		return fmt.Errorf("read the session: %w", err) // unreadable is not absent: taking the host's would overwrite
+	}
 	if !both {
 		if de.Change == snapshot.Deleted && de.Kind == vfs.KindDir && rb.oursBeneath(p) {
 			rb.conflict(api.RebaseConflict{Path: wirePath(p), Reason: "the host removed this directory, but the session changed files in it", Resolution: "the session's files are kept"})
@@ -288,7 +294,10 @@ func (rb *rebaser) take(p vfs.Path, hn vfs.Node, hostHas bool, sn vfs.Node, sess
 // mergeFile merges a file both sides changed: line by line when all three
 // versions are text, else a conflict keeping the session's.
 func (rb *rebaser) mergeFile(p vfs.Path, hn, sn vfs.Node) error {
-	bn, _ := rb.base.Get(p)
+	bn, _, err := rb.base.Lookup(p)
+	if err != nil {
+		return fmt.Errorf("read the import base: %w", err)
+	}
 	read := func(n vfs.Node) ([]byte, bool, error) {
 		if !n.IsFile() || n.Size == 0 {
 			return nil, true, nil

@@ -296,8 +296,10 @@ func (h daemonHost) Import(ctx context.Context, req contract.ImportRequest) (con
 	// (a directory over a directory); a file over a file is replaced by
 	// the write itself.
 	clearFor := func(p vfs.Path, incoming vfs.Node) error {
-		old, ok := cur.Get(p)
+		old, ok, err := cur.Lookup(p)
 		switch {
+		case err != nil:
+			return err // unreadable is not absent: never import over it
 		case !ok:
 			return nil
 		case old.IsDir() && incoming.IsDir():

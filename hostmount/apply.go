@@ -74,6 +74,9 @@ func (im *Importer) Apply(ctx context.Context, repo *snapshot.Repo, base string,
 	}
 	a := &applier{im: im, ctx: ctx, blobs: repo.Blobs(), tree: tree, base: baseSnap.Tree,
 		report: &ApplyReport{DryRun: opts.DryRun, Applied: []ApplyChange{}, Conflicts: []ApplyChange{}}, dry: opts.DryRun}
+	if err := a.readable(diff.Entries); err != nil {
+		return nil, fmt.Errorf("apply: nothing was written: %w", err)
+	}
 	var removals []snapshot.DiffEntry
 	for _, e := range diff.Entries {
 		if e.Change == snapshot.Deleted {
@@ -94,6 +97,24 @@ func (im *Importer) Apply(ctx context.Context, repo *snapshot.Repo, base string,
 		return a.report, fmt.Errorf("apply: the changes listed as applied were written, but the new import base could not be recorded (the next apply will report them as conflicts): %w", err)
 	}
 	return a.report, nil
+}
+
+// readable reads, before anything is written, every node the apply will
+// look up: the trees may be loaded lazily, and a directory that cannot be
+// read (code vfs.CodeIO) must fail the apply whole, never pass for a file
+// the base or the session lacks.
+func (a *applier) readable(entries []snapshot.DiffEntry) error {
+	for _, e := range entries {
+		if _, _, err := a.base.Lookup(e.Path); err != nil {
+			return fmt.Errorf("the import base: %w", err)
+		}
+		if a.tree.Valid() && e.Change != snapshot.Deleted {
+			if _, _, err := a.tree.Lookup(e.Path); err != nil {
+				return fmt.Errorf("the session's snapshot: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // applier carries one Apply.
@@ -168,7 +189,7 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) {
 	dir, name := path.Split(rel)
 	if a.dry && a.planned[hostJoin(r.path, dir)] {
 		// The parent is one this run creates: the name cannot exist yet.
-		if _, existed := a.base.Get(e.Path); !existed {
+		if _, existed, err := a.base.Lookup(e.Path); err == nil && !existed {
 			a.plan(r, rel, e)
 			a.report.Applied = append(a.report.Applied, c)
 			return
@@ -180,7 +201,13 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) {
 		return
 	}
 	defer closeParent(parent)
-	before, existed := a.base.Get(e.Path)
+	before, existed, err := a.base.Lookup(e.Path)
+	if err != nil {
+		// Read before anything was written (see readable); failing now
+		// is a store gone bad half-way: this change only is left out.
+		conflict("the import base cannot be read (" + err.Error() + "); check the store, then apply again")
+		return
+	}
 	if msg := a.conflict(parent, name, before, existed); msg != "" {
 		if a.hostHas(parent, name, e) {
 			// The host changed, but to exactly what the session has:
@@ -201,6 +228,9 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) {
 		return
 	} else if errors.Is(err, errHostMeta) {
 		conflict(err.Error() + "; left as the host has it: apply it by hand, or import again")
+		return
+	} else if errors.Is(err, vfs.ErrIO) {
+		conflict("the session's snapshot cannot be read (" + err.Error() + "); check the store, then apply again")
 		return
 	} else if err != nil {
 		conflict(refusal(e, err))
@@ -254,7 +284,7 @@ func (a *applier) advance(repo *snapshot.Repo, base, target string) (string, err
 	case len(a.report.Conflicts) == 0:
 		return target, nil
 	}
-	rootNode, _ := a.base.Get(vfs.Root)
+	rootNode, _, _ := a.base.Lookup(vfs.Root) // the root is never beneath a lazy directory
 	tb := vfs.NewTreeBuilder(rootNode)
 	used := map[uint64]bool{rootNode.Ino: true}
 	linked := map[uint64]bool{} // inodes used only by names of one hard-linked node
@@ -295,7 +325,10 @@ func (a *applier) advance(repo *snapshot.Repo, base, target string) (string, err
 			tb.DeleteSubtree(e.Path)
 			continue
 		}
-		n, ok := a.tree.Get(e.Path)
+		n, ok, err := a.tree.Lookup(e.Path)
+		if err != nil {
+			return "", fmt.Errorf("read the session's snapshot: %w", err)
+		}
 		if !ok {
 			continue
 		}
@@ -312,7 +345,10 @@ func (a *applier) advance(repo *snapshot.Repo, base, target string) (string, err
 			return true
 		})
 		for _, d := range slices.Backward(missing) {
-			dn, ok := a.tree.Get(d)
+			dn, ok, err := a.tree.Lookup(d)
+			if err != nil {
+				return "", fmt.Errorf("read the session's snapshot: %w", err)
+			}
 			if !ok || !dn.IsDir() {
 				dn = vfs.Node{Kind: vfs.KindDir, Mode: vfs.DefaultDirMode, Version: 1}
 			}

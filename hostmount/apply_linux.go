@@ -121,7 +121,10 @@ func (a *applier) write(plans []*mountPlan, r root, parent int, name string, e s
 	case "delete":
 		return a.deleteFile(parent, name, before)
 	}
-	n, ok := a.tree.Get(e.Path)
+	n, ok, err := a.tree.Lookup(e.Path)
+	if err != nil {
+		return err // a vfs.CodeIO error: one reports it as the snapshot's, not the host's
+	}
 	if !ok || n.Kind != e.Kind {
 		return fmt.Errorf("%s is not in the session's snapshot as a %s", e.Path, e.Kind)
 	}

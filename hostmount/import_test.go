@@ -174,7 +174,7 @@ func TestImportModesTimesAndIdentity(t *testing.T) {
 	require.NoError(t, os.Chtimes(filepath.Join(e.root, "p/x.sh"), mt, mt))
 	snap, rep, err := e.im.Import(ctx, e.repo, []Mount{{HostPath: filepath.Join(e.root, "p")}}, nil)
 	require.NoError(t, err)
-	n, ok := snap.Tree.Get("p/x.sh")
+	n, ok, _ := snap.Tree.Lookup("p/x.sh")
 	require.True(t, ok)
 	want := os.FileMode(0o751)
 	if runtime.GOOS == "windows" {
@@ -512,7 +512,7 @@ func TestRootConfiguredThroughSymlink(t *testing.T) {
 	for _, hp := range []string{filepath.Join(dir, "srv/root/p"), filepath.Join(dir, "data/root/p")} {
 		snap, _, err := im.Import(ctx, repo, []Mount{{HostPath: hp}}, nil)
 		require.NoError(t, err, "the root may be named as configured or by its real path")
-		_, ok := snap.Tree.Get("p/f")
+		_, ok, _ := snap.Tree.Lookup("p/f")
 		require.True(t, ok)
 	}
 	_, _, err = im.Import(ctx, repo, []Mount{{HostPath: filepath.Join(dir, "srv")}}, nil)

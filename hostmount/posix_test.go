@@ -165,8 +165,8 @@ func TestImportKeepsPOSIXMetadata(t *testing.T) {
 	require.Equal(t, int64(1), rep.Links)
 	requireSameAsHost(t, want, snap.Tree, "w")
 
-	a, _ := snap.Tree.Get("w/a")
-	b, _ := snap.Tree.Get("w/sub/b")
+	a, _, _ := snap.Tree.Lookup("w/a")
+	b, _, _ := snap.Tree.Lookup("w/sub/b")
 	require.Equal(t, a.Ino, b.Ino)
 	require.Equal(t, uint32(2), a.Nlink)
 	require.Equal(t, []vfs.Path{"w/a", "w/sub/b"}, snap.Tree.LinkNames(a.Ino))
@@ -177,9 +177,9 @@ func TestImportKeepsPOSIXMetadata(t *testing.T) {
 	require.NoError(t, unix.Lsetxattr(filepath.Join(dir, "tagged"), "user.k", []byte("w"), 0))
 	snap2, _, err := e.im.Import(ctx, e.repo, []Mount{{HostPath: dir, MountPath: "/w"}}, nil)
 	require.NoError(t, err)
-	ro, _ := snap2.Tree.Get("w/root-owned")
+	ro, _, _ := snap2.Tree.Lookup("w/root-owned")
 	require.Equal(t, uint32(0o100600), ro.UnixMode())
-	tg, _ := snap2.Tree.Get("w/tagged")
+	tg, _, _ := snap2.Tree.Lookup("w/tagged")
 	require.Equal(t, [2]uint32{3, 4}, [2]uint32{tg.Uid, tg.Gid})
 	v, _ := tg.Xattrs.Get("user.k")
 	require.Equal(t, "w", string(v))
@@ -197,9 +197,9 @@ func TestImportNotRootRules(t *testing.T) {
 	snap, rep, err := e.im.Import(ctx, e.repo, []Mount{{HostPath: dir, MountPath: "/"}}, nil)
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{filepath.Join(dir, "null"): SkipDevice}, skipsOf(rep))
-	tg, _ := snap.Tree.Get("tagged")
+	tg, _, _ := snap.Tree.Lookup("tagged")
 	require.Equal(t, []string{"user.k"}, tg.Xattrs.Names())
-	uo, _ := snap.Tree.Get("user-owned")
+	uo, _, _ := snap.Tree.Lookup("user-owned")
 	require.Equal(t, [2]uint32{1000, 1001}, [2]uint32{uo.Uid, uo.Gid})
 }
 
@@ -269,7 +269,7 @@ func TestMaterializeRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, rep.Skipped)
 	require.Equal(t, int64(1), rep.Links)
-	sub, _ := f.Tree().Get("sub")
+	sub, _, _ := f.Tree().Lookup("sub")
 	var st unix.Stat_t
 	require.NoError(t, unix.Lstat(filepath.Join(out, "sub"), &st))
 	require.Equal(t, sub.Atime, st.Atim.Nano(), "a directory's atime, before anything reads it")

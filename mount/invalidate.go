@@ -158,7 +158,10 @@ func (m *Mount) forgetAll() {
 	walk = func(in *gofs.Inode, dir vfs.Path) {
 		for name, child := range in.Children() {
 			p := dir.Join(name)
-			if vn, ok := t.Get(p); ok && stable(vn) == child.StableAttr() {
+			// A node that cannot be read now (a lazily loaded directory
+			// whose manifest fails) is dropped as if gone: the kernel asks
+			// again and gets EIO, never a stale entry.
+			if vn, ok, err := t.Lookup(p); err == nil && ok && stable(vn) == child.StableAttr() {
 				walk(child, p)
 				notifyContent(child)
 				continue
@@ -169,7 +172,10 @@ func (m *Mount) forgetAll() {
 			notifyContent(child)
 		}
 		// Names the restore brought back may be cached as missing.
-		t.Children(dir, func(name string, _ vfs.Node) bool {
+		// A directory that cannot be read lists nothing here: a name the
+		// kernel cached as missing before the restore stays so until its
+		// entry times out (see the report of issue 16's lazy-error work).
+		_ = t.ChildrenErr(dir, func(name string, _ vfs.Node) bool {
 			if in.GetChild(name) == nil {
 				in.NotifyEntry(name)
 			}

@@ -118,7 +118,7 @@ func (w *blockWriter) run(stop <-chan struct{}) error {
 // readSnapshotFile returns a file's content in a snapshot.
 func readSnapshotFile(t *testing.T, e *toolstest.Env, snap *snapshot.Snapshot, p string) []byte {
 	t.Helper()
-	n, ok := snap.Tree.Get(vfs.MustPath(p))
+	n, ok, _ := snap.Tree.Lookup(vfs.MustPath(p))
 	require.True(t, ok, "%s in snapshot %s", p, snap.ID)
 	b, err := e.Repo.Store().Open(context.Background(), snapshot.Blobs, n.Blob)
 	require.NoError(t, err)

@@ -89,7 +89,7 @@ func TestDeleteSnapshotsAndGCReclaim(t *testing.T) {
 	store = r.Store()
 	got, err := r.Get(ctx, b.ID)
 	require.NoError(t, err)
-	n, ok := got.Tree.Get(p("keep/deep/a.txt"))
+	n, ok, _ := got.Tree.Lookup(p("keep/deep/a.txt"))
 	require.True(t, ok)
 	blob, err := store.Open(ctx, snapshot.Blobs, n.Blob)
 	require.NoError(t, err, "a blob b shares with a survives the GC")

@@ -181,6 +181,14 @@ func children(t vfs.Tree, dir vfs.Path, d *Diff) []child {
 	return out
 }
 
+// lookup is t.Lookup(p); a failure to read (a lazily loaded directory on
+// the way) is kept in d, so the diff fails rather than calling p absent.
+func lookup(t vfs.Tree, p vfs.Path, d *Diff) (vfs.Node, bool) {
+	n, ok, err := t.Lookup(p)
+	d.fail(err)
+	return n, ok && err == nil
+}
+
 // diffDir appends the differences beneath directory dir.
 func diffDir(a, b side, dir vfs.Path, d *Diff) {
 	ha, okA := a.dirs.known(dir)
@@ -281,7 +289,7 @@ func subtreeEntries(a, t vfs.Tree, p vfs.Path, kind ChangeKind, self bool, d *Di
 		if kind == Added {
 			e := entry(q, Added, vfs.Node{}, n)
 			if n.Nlink > 1 && !n.IsDir() {
-				e.LinkTo = linkTarget(a, t, q, n)
+				e.LinkTo = linkTarget(a, t, q, n, d)
 			}
 			d.add(e)
 		} else {
@@ -295,10 +303,10 @@ func subtreeEntries(a, t vfs.Tree, p vfs.Path, kind ChangeKind, self bool, d *Di
 // linkTarget returns the name node n (added at p in t) is a hard link to:
 // the first other name of its inode that old holds as the same node, else
 // the first other name before p in path order; "" when p is its first.
-func linkTarget(old, t vfs.Tree, p vfs.Path, n vfs.Node) vfs.Path {
+func linkTarget(old, t vfs.Tree, p vfs.Path, n vfs.Node, d *Diff) vfs.Path {
 	names := t.LinkNames(n.Ino)
 	for _, q := range names {
-		if on, ok := old.Get(q); ok && q != p && on.Ino == n.Ino && on.Kind == n.Kind {
+		if on, ok := lookup(old, q, d); ok && q != p && on.Ino == n.Ino && on.Kind == n.Kind {
 			return q
 		}
 	}

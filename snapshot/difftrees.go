@@ -26,8 +26,8 @@ func (r *Repo) DiffTrees(ctx context.Context, a, b vfs.Tree, scope []vfs.Change,
 	for _, c := range scope {
 		top := vfs.Path("")
 		c.Path.Ancestors(func(q vfs.Path) bool {
-			_, inA := a.Get(q)
-			_, inB := b.Get(q)
+			_, inA := lookup(a, q, d)
+			_, inB := lookup(b, q, d)
 			if inA != inB {
 				top = q
 			}
@@ -39,8 +39,8 @@ func (r *Repo) DiffTrees(ctx context.Context, a, b vfs.Tree, scope []vfs.Change,
 		widened = append(widened, c)
 	}
 	for _, c := range normalizeScope(widened) {
-		na, okA := a.Get(c.Path)
-		nb, okB := b.Get(c.Path)
+		na, okA := lookup(a, c.Path, d)
+		nb, okB := lookup(b, c.Path, d)
 		switch {
 		case !okA && !okB:
 		case !okB:

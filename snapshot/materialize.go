@@ -121,7 +121,10 @@ func (r *Repo) Materialize(ctx context.Context, src Source, dir string) (Materia
 	// Directory modes and times last, deepest first: writing into a
 	// directory changes its mtime, and a read-only one refuses new entries.
 	for _, p := range slices.Backward(dirs) {
-		n, _ := tree.Get(p)
+		n, _, err := tree.Lookup(p) // expanded above: nothing left to read
+		if err != nil {
+			return rep, fmt.Errorf("materialize: %w", err)
+		}
 		if err := m.meta(p, filepath.Join(dir, string(p)), n); err != nil {
 			return rep, fmt.Errorf("materialize: %w", err)
 		}

@@ -70,8 +70,8 @@ func (m *materializer) linksToDir(p vfs.Path, target string) bool {
 	if err != nil {
 		return false
 	}
-	n, ok := m.tree.Get(tp)
-	return ok && n.IsDir()
+	n, ok, err := m.tree.Lookup(tp) // the tree was expanded: nothing to read
+	return err == nil && ok && n.IsDir()
 }
 
 // dirSymlink creates a directory symlink at link pointing to target, as

@@ -43,14 +43,14 @@ func TestSnapshotKeepsPOSIXMetadata(t *testing.T) {
 	defer r2.Close()
 	loaded, err := r2.Get(ctx, snap.ID)
 	require.NoError(t, err)
-	got, ok := loaded.Tree.Get(p("b/g"))
+	got, ok, _ := loaded.Tree.Lookup(p("b/g"))
 	require.True(t, ok)
 	require.Equal(t, want, got)
 	require.Equal(t, []vfs.Path{"a/f", "b/g"}, loaded.Tree.LinkNames(want.Ino))
-	dev, _ := loaded.Tree.Get(p("b/tty"))
+	dev, _, _ := loaded.Tree.Lookup(p("b/tty"))
 	require.Equal(t, vfs.KindCharDev, dev.Kind)
 	require.Equal(t, uint64(0x0401), dev.Rdev)
-	root, _ := loaded.Tree.Get(vfs.Root)
+	root, _, _ := loaded.Tree.Lookup(vfs.Root)
 	require.Equal(t, uint32(4), root.Nlink)
 
 	f, err := r.Fork(ctx, snapshot.Source{Snapshot: snap.ID}, snapshot.SessionOptions{ID: "fork"})
@@ -60,7 +60,7 @@ func TestSnapshotKeepsPOSIXMetadata(t *testing.T) {
 	snap2, err := r.Snapshot(ctx, f, "after")
 	require.NoError(t, err)
 	for _, name := range []string{"a/f", "b/g"} {
-		n, ok := snap2.Tree.Get(p(name))
+		n, ok, _ := snap2.Tree.Lookup(p(name))
 		require.True(t, ok)
 		require.Equal(t, vfs.HashOf([]byte("two")), n.Blob, name)
 	}

@@ -90,7 +90,7 @@ func TestSnapshotRestoreForkIsolation(t *testing.T) {
 	require.Equal(t, "package main\n", read(t, s, "src/main.go"))
 	again, err := r.Get(ctx, snap.ID)
 	require.NoError(t, err)
-	n, _ := again.Tree.Get(p("README"))
+	n, _, _ := again.Tree.Lookup(p("README"))
 	require.Equal(t, vfs.HashOf([]byte("v1")), n.Blob, "nor in the snapshot")
 
 	require.NoError(t, r.Restore(ctx, s, snap.ID))

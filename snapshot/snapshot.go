@@ -318,7 +318,7 @@ func (r *Repo) writeRecord(ctx context.Context, tree vfs.Tree, dirs dirIndex, pa
 	if err != nil || !ok {
 		return nil, fmt.Errorf("store snapshot record: the root directory has no manifest (%v)", err)
 	}
-	rootNode, _ := tree.Get(vfs.Root)
+	rootNode, _, _ := tree.Lookup(vfs.Root) // the root is never beneath a lazy directory
 	rec.Format, rec.Root, rec.RootDir, rec.MaxIno = recordFormat, root, rootNodeOf(rootNode), tree.MaxIno()
 	rec.Created, rec.Files, rec.Bytes = r.clock().UnixMilli(), tree.Files(), tree.Bytes()
 	rec.Nodes, rec.HardLinks = int64(tree.Len()), tree.HasLinks()

@@ -93,7 +93,7 @@ func TestSparseFileStaysSparse(t *testing.T) {
 	require.Less(t, grown, int64(1<<20), "the store grew by %d bytes for a sparse file", grown)
 
 	// The blob reads back right.
-	n, _ := snap.Tree.Get(p("disk.img"))
+	n, _, _ := snap.Tree.Lookup(p("disk.img"))
 	b, err := store.Open(ctx, snapshot.Blobs, n.Blob)
 	require.NoError(t, err)
 	buf := make([]byte, 11)

@@ -844,7 +844,7 @@ func (mc *machine) compareTree(t *rapid.T, what string, tree vfs.Tree, m *model,
 	if seen != len(m.paths) {
 		var missing []string
 		for p := range m.paths {
-			if _, ok := tree.Get(p); !ok {
+			if _, ok, _ := tree.Lookup(p); !ok {
 				missing = append(missing, p.String())
 			}
 		}

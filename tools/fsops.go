@@ -156,8 +156,10 @@ func listDirectory(ctx context.Context, t *Toolset, p *ListDirectoryParams) (*Li
 		return nil, err
 	}
 	tree := t.s.Tree()
-	n, ok := tree.Get(dir)
+	n, ok, err := tree.Lookup(dir)
 	switch {
+	case err != nil:
+		return nil, err
 	case !ok:
 		return nil, fail(CodeNotFound, "%s does not exist; list its parent to see what does", dir.Rel())
 	case !n.IsDir():
@@ -275,7 +277,10 @@ func exists(ctx context.Context, t *Toolset, p *StatParams) (*ExistsReceipt, err
 		return nil, err
 	}
 	r := &ExistsReceipt{Path: path.Rel()}
-	n, ok := t.s.Tree().Get(path)
+	n, ok, err := t.s.Tree().Lookup(path)
+	if err != nil {
+		return nil, err // unreadable is not "does not exist"
+	}
 	if ok {
 		r.Exists, r.Kind = true, n.Kind.String()
 		r.SummaryText = fmt.Sprintf("%s exists (%s)", r.Path, n.Kind)
@@ -291,7 +296,10 @@ func mkdir(ctx context.Context, t *Toolset, p *MkdirParams) (*MkdirReceipt, erro
 		return nil, err
 	}
 	parents := p.Parents == nil || *p.Parents
-	before, existed := t.s.Tree().Get(path)
+	before, existed, err := t.s.Tree().Lookup(path)
+	if err != nil {
+		return nil, err
+	}
 	if _, err := t.s.Mkdir(ctx, path, vfs.MkdirOptions{Parents: parents}); err != nil {
 		return nil, err
 	}
@@ -312,7 +320,10 @@ func deleteFile(ctx context.Context, t *Toolset, p *DeleteFileParams) (*DeleteFi
 		return nil, fail(CodeForbidden, "the workspace root cannot be deleted; delete its entries instead")
 	}
 	tree := t.s.Tree()
-	n, ok := tree.Get(path)
+	n, ok, err := tree.Lookup(path)
+	if err != nil {
+		return nil, err
+	}
 	r := &DeleteFileReceipt{Path: path.Rel()}
 	if !ok {
 		if p.AllowMissing {
@@ -321,10 +332,16 @@ func deleteFile(ctx context.Context, t *Toolset, p *DeleteFileParams) (*DeleteFi
 		}
 		return nil, fail(CodeNotFound, "%s does not exist; list its parent directory to see what exists", r.Path)
 	}
-	if n.IsDir() && tree.HasChildren(path) && !p.Recursive {
+	has, err := tree.HasChildren(path)
+	if err != nil {
+		return nil, err
+	}
+	if n.IsDir() && has && !p.Recursive {
 		return nil, fail(CodeDirectoryNotEmpty, "%s is a directory that is not empty; pass recursive=true to delete it with its contents", r.Path)
 	}
-	_ = tree.Walk(path, func(vfs.Path, vfs.Node) error { r.Removed++; return nil })
+	if err := tree.Walk(path, func(vfs.Path, vfs.Node) error { r.Removed++; return nil }); err != nil {
+		return nil, err // the count is part of the receipt: never a short one
+	}
 	if err := t.s.Remove(ctx, path, vfs.RemoveOptions{Recursive: p.Recursive}); err != nil {
 		return nil, err
 	}
@@ -358,7 +375,11 @@ func rename(ctx context.Context, t *Toolset, p *RenameParams) (*RenameReceipt, e
 	if err != nil {
 		return nil, err
 	}
-	if _, exists := t.s.Tree().Get(to); exists && !p.Overwrite && from != to {
+	_, exists, err := t.s.Tree().Lookup(to)
+	if err != nil {
+		return nil, err
+	}
+	if exists && !p.Overwrite && from != to {
 		return nil, fail(CodeAlreadyExists, "%s already exists; pass overwrite=true to replace it", to.Rel())
 	}
 	if err := t.s.Rename(ctx, from, to, vfs.RenameOptions{NoReplace: !p.Overwrite, CreateParents: true}); err != nil {

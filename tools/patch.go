@@ -272,7 +272,11 @@ func (f *sessionFiles) canonicalize(p *patch.Patch) error {
 		if err != nil {
 			return err
 		}
-		if n, ok := f.t.s.Tree().Get(q); ok && n.IsSymlink() {
+		n, ok, err := f.t.s.Tree().Lookup(q)
+		if err != nil {
+			return err
+		}
+		if ok && n.IsSymlink() {
 			what := "deletes"
 			if h.Op != patch.OpDelete {
 				what = "moves"
@@ -288,7 +292,9 @@ func (f *sessionFiles) canonicalize(p *patch.Patch) error {
 		if err != nil {
 			return err
 		}
-		if n, ok := f.t.s.Tree().Get(to); ok && n.IsSymlink() {
+		if n, ok, err := f.t.s.Tree().Lookup(to); err != nil {
+			return err
+		} else if ok && n.IsSymlink() {
 			f.links[to] = true
 		}
 		h.MoveTo = to.Rel()
@@ -325,8 +331,11 @@ func (f *sessionFiles) ReadFile(d string) ([]byte, error) {
 	if q.IsRoot() {
 		return nil, patch.ErrIsDir
 	}
-	n, ok := f.t.s.Tree().Get(q)
+	n, ok, err := f.t.s.Tree().Lookup(q)
 	switch {
+	case err != nil:
+		f.err = err
+		return nil, err
 	case !ok:
 		if _, seen := f.versions[q]; !seen {
 			f.versions[q] = 0

@@ -56,7 +56,7 @@ func TestPatchSymlinkAliases(t *testing.T) {
 			args: map[string]any{"patch": "*** Begin Patch\n*** Update File: y.txt\n@@\n-one\n+two\n*** End Patch"},
 			check: func(t *testing.T, e *toolstest.Env) {
 				require.Equal(t, "two\n", e.Read("x.txt"))
-				n, ok := e.S.Tree().Get(vfs.MustPath("y.txt"))
+				n, ok, _ := e.S.Tree().Lookup(vfs.MustPath("y.txt"))
 				require.True(t, ok && n.IsSymlink(), "the link stays a link")
 			}},
 		{name: "add through a symlink then delete its target", tool: "apply_patch",
@@ -64,7 +64,7 @@ func TestPatchSymlinkAliases(t *testing.T) {
 			check: func(t *testing.T, e *toolstest.Env) {
 				// The add writes x.txt through y.txt, and the delete then
 				// removes it: the receipt names the one file both touched.
-				_, ok := e.S.Tree().Get(vfs.MustPath("x.txt"))
+				_, ok, _ := e.S.Tree().Lookup(vfs.MustPath("x.txt"))
 				require.False(t, ok)
 			}},
 		{name: "delete a symlink", tool: "apply_patch",

@@ -64,7 +64,10 @@ func (t *Toolset) resolve(p vfs.Path, follow resolution) (vfs.Path, error) {
 	cur := vfs.Root
 	for i := 0; i < len(segs); i++ {
 		next := cur.Join(segs[i])
-		n, ok := tree.Get(next)
+		n, ok, err := tree.Lookup(next)
+		if err != nil {
+			return "", err
+		}
 		last := i == len(segs)-1
 		if !ok || !n.IsSymlink() || (last && follow == noFollowLast) {
 			cur = next

@@ -127,11 +127,11 @@ func TestBatchSymlink(t *testing.T) {
 		require.NoError(t, b.Symlink("../b.txt", p("d/e/a.txt")))
 		_, err := b.Commit(ctx)
 		require.NoError(t, err)
-		n, ok := s.Tree().Get(p("d/e/a.txt"))
+		n, ok, _ := s.Tree().Lookup(p("d/e/a.txt"))
 		require.True(t, ok)
 		require.True(t, n.IsSymlink())
 		require.Equal(t, "../b.txt", n.Target)
-		_, ok = s.Tree().Get(p("a.txt"))
+		_, ok, _ = s.Tree().Lookup(p("a.txt"))
 		require.False(t, ok)
 	})
 }

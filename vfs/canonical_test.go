@@ -38,7 +38,7 @@ func TestNonCanonicalPathsAreRefused(t *testing.T) {
 			require.Equal(t, before, s.Info().Seq, "nothing was journaled")
 
 			s2 := reopen(t, s, opts)
-			n, ok := s2.Tree().Get("a")
+			n, ok, _ := s2.Tree().Lookup("a")
 			require.True(t, ok)
 			require.True(t, n.IsDir())
 		})

@@ -310,7 +310,9 @@ const treeFormat = "vfsd-tree/2\n"
 
 // Encode returns the canonical encoding of the whole tree: every node in
 // path order, and the inode high-water mark. Two trees are the same, byte
-// for byte, exactly when their encodings are equal.
+// for byte, exactly when their encodings are equal. A lazily loaded tree
+// is read whole; a directory whose manifest cannot be read is left out,
+// so code that must know uses Expand (or Walk) first and gets the error.
 func (t Tree) Encode() []byte {
 	b := binary.AppendUvarint([]byte(treeFormat), t.maxIno)
 	_ = t.Walk(Root, func(p Path, n Node) error {

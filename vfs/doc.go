@@ -45,7 +45,7 @@
 // A Tree is two persistent maps. The path map holds every path's node; a
 // node with more than one name (a hard link) is held once in the inode map,
 // from inode number to the node and its sorted names, and each of its paths
-// holds a stub naming the inode. Get, Walk and Children resolve stubs, so
+// holds a stub naming the inode. Lookup, Walk and ChildrenErr resolve stubs, so
 // every name reads the same node; a change through any name (Tree.set with
 // the node's Ino) changes the shared node, in O(log n) plus the names of
 // that node. Link adds a name; unlinking one of two names turns the

@@ -172,7 +172,7 @@ func (s *Session) freezeUppers() ([]frozenFile, *Frozen, error) {
 			}
 			return nil, nil, err
 		}
-		n, _ = s.tree.Get(p)
+		n, _ = s.tree.get(p)
 		uf.mu.Lock()
 		uf.frozen = true
 		uf.mu.Unlock()
@@ -215,7 +215,7 @@ func (s *Session) upperNodesLocked() map[Path]Node {
 	for p, m := range s.dirty {
 		if m.subtree {
 			_ = s.tree.walkLoaded(p, collect)
-		} else if n, ok := s.tree.Get(p); ok {
+		} else if n, ok := s.tree.get(p); ok {
 			_ = collect(p, n)
 		}
 	}
@@ -296,8 +296,8 @@ func (s *Session) replaceTreeLocked(t Tree) {
 	old := s.tree
 	for _, hs := range s.handles {
 		for _, h := range hs {
-			if n, ok := t.Get(h.path); !ok || n.Ino != h.ino {
-				on, _ := old.Get(h.path)
+			if n, ok := t.get(h.path); !ok || n.Ino != h.ino {
+				on, _ := old.get(h.path)
 				h.detachLocked(on)
 			}
 		}

@@ -65,11 +65,11 @@ func TestFreezeKeepsSessionServing(t *testing.T) {
 	close(blobs.gate)
 	f := <-frozen
 	defer f.Release()
-	n, ok := f.Tree.Get("f")
+	n, ok, _ := f.Tree.Lookup("f")
 	require.True(t, ok)
 	data, _ := blobs.Get(n.Blob)
 	require.Equal(t, "before", string(data), "the freeze holds the file as it was when captured")
-	_, ok = f.Tree.Get("d")
+	_, ok, _ = f.Tree.Lookup("d")
 	require.False(t, ok)
 	require.NoError(t, h.Close())
 }
@@ -102,7 +102,7 @@ func TestWritesLandWhollyBeforeOrAfterASnapshot(t *testing.T) {
 	for range 40 {
 		f, err := s.Freeze(ctx)
 		require.NoError(t, err)
-		n, _ := f.Tree.Get("f")
+		n, _, _ := f.Tree.Lookup("f")
 		data, ok := blobs.Get(n.Blob)
 		require.True(t, ok)
 		require.Len(t, data, size)

@@ -77,9 +77,12 @@ func (s *Session) OpenFileWith(ctx context.Context, p Path, flag int, opts Creat
 		s.mu.Unlock()
 		return nil, closedErr(op)
 	}
-	n, exists := s.tree.Get(p)
+	n, exists, err := s.tree.Lookup(p)
 	var e *Event
 	switch {
+	case err != nil:
+		s.mu.Unlock()
+		return nil, withOp(err, op)
 	case exists && flag&(os.O_CREATE|os.O_EXCL) == os.O_CREATE|os.O_EXCL:
 		s.mu.Unlock()
 		return nil, newErr(CodeExists, op, p, "already exists")
@@ -120,7 +123,7 @@ func (s *Session) OpenFileWith(ctx context.Context, p Path, flag int, opts Creat
 			s.registerLocked(nuf)
 			nuf = nil
 		}
-		n, _ = s.tree.Get(p)
+		n, _ = s.tree.get(p)
 	}
 	h := &Handle{s: s, flags: flag, relaxed: isRelaxed(ctx), origin: OriginOf(ctx), path: p, ino: n.Ino}
 	s.handles[n.Ino] = append(s.handles[n.Ino], h)
@@ -181,7 +184,7 @@ func (h *Handle) contentLocked() (Node, source) {
 		}
 		return n, source{blob: h.orphanBlob}
 	}
-	n, _ := h.s.tree.Get(h.path)
+	n, _ := h.s.tree.get(h.path)
 	return h.s.liveLocked(n), h.s.nodeSourceLocked(n)
 }
 

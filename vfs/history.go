@@ -122,14 +122,14 @@ func (h *history) note(seq uint64, end int64, e *Event, t Tree) {
 func (h *history) addBlobs(seq uint64, e *Event, t Tree) {
 	if !e.Blob.IsZero() {
 		size := e.Size
-		if n, ok := t.Get(e.Path); ok && n.Blob == e.Blob {
+		if n, ok := t.get(e.Path); ok && n.Blob == e.Blob {
 			size = n.Size
 		}
 		h.addBlob(e.Blob, size, seq)
 	}
 	for _, sl := range e.Seals {
 		var size int64
-		if n, ok := t.Get(sl.Path); ok && n.Blob == sl.Blob {
+		if n, ok := t.get(sl.Path); ok && n.Blob == sl.Blob {
 			size = n.Size
 		}
 		h.addBlob(sl.Blob, size, seq)

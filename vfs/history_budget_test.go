@@ -62,7 +62,7 @@ func TestHistoryIsBoundedByTheQuota(t *testing.T) {
 	require.GreaterOrEqual(t, recent, start)
 	tr, err := s.TreeAt(ctx, recent)
 	require.NoError(t, err)
-	n, ok := tr.Get("big")
+	n, ok, _ := tr.Lookup("big")
 	require.True(t, ok)
 	b, err := blobs.Open(ctx, n.Blob)
 	require.NoError(t, err, "the content of a kept position is kept")

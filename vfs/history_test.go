@@ -36,7 +36,7 @@ func TestTreeAtReplaysFromCheckpoints(t *testing.T) {
 	for _, i := range []int{0, 1, 255, 256, 257, 511, 600, 699} {
 		tr, err := s.TreeAt(ctx, seqs[i])
 		require.NoError(t, err)
-		n, ok := tr.Get(p("f"))
+		n, ok, _ := tr.Lookup(p("f"))
 		require.True(t, ok)
 		h, _, _, err := vfstest.NewBlobs().Put(ctx, strings.NewReader(string(rune('a'+i%26))), false)
 		require.NoError(t, err)
@@ -88,7 +88,7 @@ func TestRewindAndRewindTheRewind(t *testing.T) {
 	require.Equal(t, want, s2.Tree().Encode())
 	tr, err := s2.TreeAt(ctx, n)
 	require.NoError(t, err)
-	_, ok := tr.Get(p("gone"))
+	_, ok, _ := tr.Lookup(p("gone"))
 	require.False(t, ok, "just after the first rewind")
 	_, err = s2.Rewind(ctx, before)
 	require.NoError(t, err)
@@ -185,7 +185,7 @@ func TestRewindKeepsContentWrittenThroughHandles(t *testing.T) {
 	tr, lost, err := s.ResolvedTreeAt(ctx, s.Info().Seq-1)
 	require.NoError(t, err)
 	require.Empty(t, lost)
-	n, _ := tr.Get(p("h"))
+	n, _, _ := tr.Lookup(p("h"))
 	require.Zero(t, n.Upper, "the rewind sealed \"third\" first")
 }
 
@@ -222,7 +222,7 @@ func BenchmarkRewind(b *testing.B) {
 			blobs := vfstest.NewBlobs()
 			h, _, _, err := blobs.Put(ctx, strings.NewReader("x"), false)
 			require.NoError(b, err)
-			root, _ := vfs.EmptyTree(0).Get(vfs.Root)
+			root, _, _ := vfs.EmptyTree(0).Lookup(vfs.Root)
 			tb := vfs.NewTreeBuilder(root)
 			for i := range files {
 				tb.Set(vfs.MustPath(fmt.Sprintf("d%03d/f%06d", i%500, i)), vfs.Node{Kind: vfs.KindFile, Blob: h, Size: 1, Mode: 0o644, Ino: uint64(i + 1000), Nlink: 1})
@@ -267,7 +267,7 @@ func TestRewindToACreateForWriting(t *testing.T) {
 	tr, lost, err := s.ResolvedTreeAt(ctx, created)
 	require.NoError(t, err)
 	require.Empty(t, lost)
-	n, ok := tr.Get(p("new"))
+	n, ok, _ := tr.Lookup(p("new"))
 	require.True(t, ok)
 	require.Zero(t, n.Upper)
 	require.Equal(t, vfs.EmptyHash, n.Blob)

@@ -144,6 +144,19 @@ func (l *LazyLoader) dir(h Hash) ([]DirEntry, error) {
 	return l.cache.add(h, ents), nil
 }
 
+// dirAt is the entries of lazy directory p, whose manifest is h; an
+// error names p (the session path a caller asked about), not only the
+// manifest.
+func (t Tree) dirAt(p Path, h Hash) ([]DirEntry, error) {
+	ents, err := t.lazy.dir(h)
+	if e, ok := err.(*Error); ok {
+		c := *e
+		c.Path = p.String()
+		return nil, &c
+	}
+	return ents, err
+}
+
 // dirNlink is the link count of a directory with entries ents: 2 plus
 // its subdirectories.
 func dirNlink(ents []DirEntry) uint32 {
@@ -193,12 +206,13 @@ func (t Tree) rawLookup(p Path) (Node, bool, error) {
 	if top != Root {
 		rest = p[len(top)+1:]
 	}
-	n := topNode
+	n, q := topNode, top
 	for _, name := range rest.Segments() {
 		if !n.lazy {
 			return Node{}, false, nil
 		}
-		ents, err := t.lazy.dir(n.Blob)
+		ents, err := t.dirAt(q, n.Blob)
+		q = q.Join(name)
 		if err != nil {
 			return Node{}, false, err
 		}
@@ -210,10 +224,21 @@ func (t Tree) rawLookup(p Path) (Node, bool, error) {
 	return n, true, nil
 }
 
-// Lookup is Get, but says when the node could not be read: a lazily loaded
-// directory on the way whose manifest is missing, corrupt or unreachable.
-// Session reads use it, so such a failure is an error, never a missing file.
+// Lookup returns the node at p, and whether there is one. It costs
+// O(log n) when p is in the tree's path map (always, for trees that are
+// not lazy). In a lazily loaded tree (see NewLazyTree) it may read the
+// manifests of the lazy directories above p, and when one cannot be read
+// (missing, corrupt, the remote unreachable) it returns that error, with
+// code CodeIO: never a missing node. It is the tree's only exported
+// lookup, so that no caller can mistake an unreadable directory for an
+// absent file.
 func (t Tree) Lookup(p Path) (Node, bool, error) {
+	if n, ok := t.m.Get(p); ok {
+		return t.resolve(n), true, nil // the hot path: as cheap as a map lookup
+	}
+	if t.lazyDirs == 0 {
+		return Node{}, false, nil
+	}
 	n, ok, err := t.rawLookup(p)
 	if err != nil || !ok {
 		return Node{}, false, err
@@ -233,7 +258,12 @@ func (t Tree) LazyManifest(p Path) (Hash, bool, error) {
 	return n.Blob, true, nil
 }
 
-// ChildrenErr is Children, but says when the directory could not be read.
+// ChildrenErr calls fn for each direct child of dir, sorted by name, until
+// fn returns false; it lists nothing when dir is not a directory. It costs
+// O(children · log n), however deep the subtrees are. In a lazily loaded
+// tree it may read dir's manifest (and those above it), and returns the
+// error, with code CodeIO, when one cannot be read: an unreadable
+// directory is never listed as empty.
 func (t Tree) ChildrenErr(dir Path, fn func(name string, n Node) bool) error {
 	raw, ok := t.m.Get(dir)
 	if !ok || raw.lazy {
@@ -249,7 +279,7 @@ func (t Tree) ChildrenErr(dir Path, fn func(name string, n Node) bool) error {
 		t.mapChildren(dir, fn)
 		return nil
 	}
-	ents, err := t.lazy.dir(raw.Blob)
+	ents, err := t.dirAt(dir, raw.Blob)
 	if err != nil {
 		return err
 	}
@@ -265,7 +295,7 @@ func (t Tree) ChildrenErr(dir Path, fn func(name string, n Node) bool) error {
 // manifest is h, as Walk does. It returns nil when fn skipped the rest of
 // dir.
 func (t Tree) walkLazy(dir Path, h Hash, fn func(Path, Node) error) error {
-	ents, err := t.lazy.dir(h)
+	ents, err := t.dirAt(dir, h)
 	if err != nil {
 		return err
 	}
@@ -292,7 +322,7 @@ func (t Tree) walkLazy(dir Path, h Hash, fn func(Path, Node) error) error {
 // expandDir makes lazy directory p, whose stored node is raw, an ordinary
 // one: its direct children go into the map (subdirectories lazy).
 func (t Tree) expandDir(p Path, raw Node) (Tree, error) {
-	ents, err := t.lazy.dir(raw.Blob)
+	ents, err := t.dirAt(p, raw.Blob)
 	if err != nil {
 		return t, err
 	}

@@ -34,7 +34,7 @@ func (m *memManifests) LoadDir(_ context.Context, h Hash) ([]DirEntry, error) {
 func (m *memManifests) store(full Tree, d Path) Hash {
 	var ents []DirEntry
 	var key []byte
-	full.Children(d, func(name string, n Node) bool {
+	full.children(d, func(name string, n Node) bool {
 		if n.IsDir() {
 			n.Blob = m.store(full, d.Join(name))
 			n.Nlink = 0 // manifests store no directory link counts
@@ -52,7 +52,7 @@ func (m *memManifests) store(full Tree, d Path) Hash {
 func lazyOf(t *testing.T, full Tree) (Tree, *memManifests) {
 	m := &memManifests{dirs: map[Hash][]DirEntry{}, fail: map[Hash]bool{}}
 	h := m.store(full, Root)
-	root, _ := full.Get(Root)
+	root, _ := full.get(Root)
 	lt := NewLazyTree(root, h, NewLazyLoader(m, NewLazyCache(1<<10)), LazyTotals{Files: full.Files(), Bytes: full.Bytes(), MaxIno: full.MaxIno(), Nodes: full.Len()})
 	require.True(t, lt.IsLazy())
 	return lt, m
@@ -98,16 +98,16 @@ func TestLazyTreeReads(t *testing.T) {
 	lt, m := lazyOf(t, full)
 	requireSameTree(t, full, lt)
 	for _, p := range []Path{Root, "a", "a/x", "a/x/f1", "a/y/z/deep", "d/e/f/g/h", "nope", "a/nope", "c/under-file", "empty"} {
-		wn, wok := full.Get(p)
+		wn, wok := full.get(p)
 		gn, gok, err := lt.Lookup(p)
 		require.NoError(t, err)
 		require.Equal(t, wok, gok, p)
 		require.Equal(t, wn, gn, p)
 		var wc, gc []string
-		full.Children(p, func(name string, n Node) bool { wc = append(wc, fmt.Sprint(name, n)); return true })
-		lt.Children(p, func(name string, n Node) bool { gc = append(gc, fmt.Sprint(name, n)); return true })
+		full.children(p, func(name string, n Node) bool { wc = append(wc, fmt.Sprint(name, n)); return true })
+		lt.children(p, func(name string, n Node) bool { gc = append(gc, fmt.Sprint(name, n)); return true })
 		require.Equal(t, wc, gc, p)
-		require.Equal(t, full.HasChildren(p), lt.HasChildren(p), p)
+		require.Equal(t, full.hasChildren(p), lt.hasChildren(p), p)
 		var ww, gw []Path
 		require.NoError(t, full.Walk(p, func(q Path, _ Node) error { ww = append(ww, q); return nil }))
 		require.NoError(t, lt.Walk(p, func(q Path, _ Node) error { gw = append(gw, q); return nil }))
@@ -128,7 +128,7 @@ func TestLazyTreeReads(t *testing.T) {
 	require.Equal(t, skip(full), skip(lt))
 	// A read of one deep file reads only the manifests on its path.
 	lt2, m2 := lazyOf(t, full)
-	_, ok := lt2.Get("d/e/f/g/h")
+	_, ok := lt2.get("d/e/f/g/h")
 	require.True(t, ok)
 	require.Equal(t, 5, m2.loads)
 	_ = m
@@ -254,6 +254,13 @@ func TestLazyTreeLoadFailure(t *testing.T) {
 	require.Error(t, err)
 	_, err = Reduce(lt, &Event{Op: OpRemove, Path: "a", Recursive: true, Time: 1})
 	require.Error(t, err)
+	// The unreadable directory itself is known from its parent's
+	// manifest; its link count is 1, "unknown".
+	d, ok, err := lt.Lookup("a/y")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.True(t, d.IsDir())
+	require.Equal(t, uint32(1), d.Nlink)
 	// Reads elsewhere still work.
 	n, ok, err := lt.Lookup("b/i/j")
 	require.NoError(t, err)

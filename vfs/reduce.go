@@ -126,7 +126,7 @@ func Reduce(t Tree, e *Event) (Tree, error) {
 // missing parents when asked.
 func checkParent(t Tree, p Path, create bool, owner *Owner, now int64) (Tree, error) {
 	parent := p.Parent()
-	n, ok := t.Get(parent)
+	n, ok := t.get(parent)
 	if ok {
 		if !n.IsDir() {
 			return t, newErr(CodeNotDir, "", parent, "is not a directory")
@@ -156,7 +156,7 @@ func missing(t Tree, p Path) error {
 func ancestorNotDir(t Tree, p Path) error {
 	var err error
 	p.Ancestors(func(a Path) bool {
-		n, ok := t.Get(a)
+		n, ok := t.get(a)
 		if ok && !n.IsDir() {
 			err = newErr(CodeNotDir, "", a, fmt.Sprintf("is a %s, not a directory, so %s cannot exist", n.Kind, p))
 		}
@@ -167,7 +167,7 @@ func ancestorNotDir(t Tree, p Path) error {
 
 // mkdirAll creates dir and its missing ancestors (now in Unix ns).
 func mkdirAll(t Tree, dir Path, mode fs.FileMode, owner *Owner, now int64) (Tree, error) {
-	if n, ok := t.Get(dir); ok {
+	if n, ok := t.get(dir); ok {
 		if !n.IsDir() {
 			return t, newErr(CodeNotDir, "", dir, "is not a directory")
 		}
@@ -243,7 +243,7 @@ func reduceWrite(t Tree, e *Event) (Tree, error) {
 	if p.IsRoot() {
 		return Tree{}, newErr(CodeIsDir, "", p, "is the workspace root directory")
 	}
-	old, exists := t.Get(p)
+	old, exists := t.get(p)
 	if exists {
 		switch {
 		case old.IsDir():
@@ -289,7 +289,7 @@ func reduceWrite(t Tree, e *Event) (Tree, error) {
 
 func reduceMkdir(t Tree, e *Event) (Tree, error) {
 	p := e.Path
-	if n, ok := t.Get(p); ok {
+	if n, ok := t.get(p); ok {
 		if n.IsDir() && e.Parents {
 			return t, nil
 		}
@@ -304,7 +304,7 @@ func reduceMkdir(t Tree, e *Event) (Tree, error) {
 
 func reduceSymlink(t Tree, e *Event) (Tree, error) {
 	p := e.Path
-	if _, ok := t.Get(p); ok {
+	if _, ok := t.get(p); ok {
 		return Tree{}, newErr(CodeExists, "", p, "already exists")
 	}
 	if e.Target == "" {
@@ -323,7 +323,7 @@ func reduceMknod(t Tree, e *Event) (Tree, error) {
 	if !e.Kind.IsSpecial() {
 		return Tree{}, newErr(CodeInvalid, "", p, fmt.Sprintf("mknod makes fifos, sockets and devices, not a %s", e.Kind))
 	}
-	if _, ok := t.Get(p); ok {
+	if _, ok := t.get(p); ok {
 		return Tree{}, newErr(CodeExists, "", p, "already exists")
 	}
 	t, err := checkParent(t, p, e.Parents, e.Owner, e.nanos())
@@ -343,7 +343,7 @@ const MaxLinks = 65000
 // reduceLink gives the node at e.Path the new name e.To.
 func reduceLink(t Tree, e *Event) (Tree, error) {
 	from, to := e.Path, e.To
-	n, ok := t.Get(from)
+	n, ok := t.get(from)
 	switch {
 	case !ok:
 		return Tree{}, missing(t, from)
@@ -352,7 +352,7 @@ func reduceLink(t Tree, e *Event) (Tree, error) {
 	case n.Nlink >= MaxLinks:
 		return Tree{}, newErr(CodeTooLarge, "", from, fmt.Sprintf("already has %d names, the most a file can have", MaxLinks))
 	}
-	if _, ok := t.Get(to); ok {
+	if _, ok := t.get(to); ok {
 		return Tree{}, newErr(CodeExists, "", to, "already exists")
 	}
 	t, err := checkParent(t, to, e.Parents, e.Owner, e.nanos())
@@ -360,7 +360,7 @@ func reduceLink(t Tree, e *Event) (Tree, error) {
 		return Tree{}, err
 	}
 	t = t.link(from, to)
-	n, _ = t.Get(from)
+	n, _ = t.get(from)
 	n.Ctime = e.nanos()
 	t = t.set(from, n)
 	return touchDir(t, to.Parent(), e.nanos(), 0), nil
@@ -371,7 +371,7 @@ func reduceRemove(t Tree, e *Event) (Tree, error) {
 	if p.IsRoot() {
 		return Tree{}, newErr(CodeInvalid, "", p, "the workspace root cannot be removed")
 	}
-	n, ok := t.Get(p)
+	n, ok := t.get(p)
 	if !ok {
 		return Tree{}, missing(t, p)
 	}
@@ -380,7 +380,7 @@ func reduceRemove(t Tree, e *Event) (Tree, error) {
 		return Tree{}, newErr(CodeIsDir, "", p, "is a directory")
 	case e.WantKind == KindDir && !n.IsDir():
 		return Tree{}, newErr(CodeNotDir, "", p, "is not a directory")
-	case n.IsDir() && !e.Recursive && t.HasChildren(p):
+	case n.IsDir() && !e.Recursive && t.hasChildren(p):
 		return Tree{}, newErr(CodeNotEmpty, "", p, "is a directory that is not empty; remove it recursively")
 	}
 	names := t.LinkNames(n.Ino)
@@ -397,7 +397,7 @@ func reduceRemove(t Tree, e *Event) (Tree, error) {
 // still has one, its change time moves.
 func unlinked(t Tree, n Node, names []Path, now int64) Tree {
 	for _, q := range names {
-		if m, ok := t.Get(q); ok && m.Ino == n.Ino {
+		if m, ok := t.get(q); ok && m.Ino == n.Ino {
 			return setCtime(t, q, now)
 		}
 	}
@@ -406,7 +406,7 @@ func unlinked(t Tree, n Node, names []Path, now int64) Tree {
 
 // setCtime sets the change time of the node at p.
 func setCtime(t Tree, p Path, now int64) Tree {
-	n, ok := t.Get(p)
+	n, ok := t.get(p)
 	if !ok {
 		return t
 	}
@@ -428,7 +428,7 @@ func checkMove(t Tree, e *Event) (Node, error) {
 	if from.IsRoot() || to.IsRoot() {
 		return Node{}, newErr(CodeInvalid, "", Root, "the workspace root cannot be moved or replaced")
 	}
-	n, ok := t.Get(from)
+	n, ok := t.get(from)
 	if !ok {
 		return Node{}, missing(t, from)
 	}
@@ -447,7 +447,7 @@ func reduceRename(t Tree, e *Event) (Tree, error) {
 	if from == to {
 		return t, nil
 	}
-	dst, exists := t.Get(to)
+	dst, exists := t.get(to)
 	if exists && !src.IsDir() && dst.Ino == src.Ino {
 		return t, nil // two names of one node: rename(2) does nothing
 	}
@@ -459,7 +459,7 @@ func reduceRename(t Tree, e *Event) (Tree, error) {
 			return Tree{}, newErr(CodeNotDir, "", to, "is not a directory; a directory can only replace a directory")
 		case !src.IsDir() && dst.IsDir():
 			return Tree{}, newErr(CodeIsDir, "", to, "is a directory; a file cannot replace it")
-		case dst.IsDir() && t.HasChildren(to):
+		case dst.IsDir() && t.hasChildren(to):
 			return Tree{}, newErr(CodeNotEmpty, "", to, "is a directory that is not empty")
 		}
 		names := t.LinkNames(dst.Ino)
@@ -527,7 +527,7 @@ func reduceExchange(t Tree, e *Event) (Tree, error) {
 		return Tree{}, err
 	}
 	a, b := e.Path, e.To
-	if _, ok := t.Get(b); !ok {
+	if _, ok := t.get(b); !ok {
 		return Tree{}, missing(t, b)
 	}
 	if a == b {
@@ -539,7 +539,7 @@ func reduceExchange(t Tree, e *Event) (Tree, error) {
 // reduceAttr applies a metadata change: set edits the node; the version is
 // bumped and the change time set to the event's time (never a caller's).
 func reduceAttr(t Tree, e *Event, set func(*Node) error) (Tree, error) {
-	n, ok := t.Get(e.Path)
+	n, ok := t.get(e.Path)
 	if !ok {
 		return Tree{}, missing(t, e.Path)
 	}
@@ -552,7 +552,7 @@ func reduceAttr(t Tree, e *Event, set func(*Node) error) (Tree, error) {
 }
 
 func reduceUpper(t Tree, e *Event) (Tree, error) {
-	n, ok := t.Get(e.Path)
+	n, ok := t.get(e.Path)
 	if !ok {
 		return Tree{}, missing(t, e.Path)
 	}
@@ -579,7 +579,7 @@ func reduceUpper(t Tree, e *Event) (Tree, error) {
 // skipping any file that changed since it was sealed.
 func reduceSeal(t Tree, e *Event) Tree {
 	for _, s := range e.Seals {
-		n, ok := t.Get(s.Path)
+		n, ok := t.get(s.Path)
 		if !ok || n.Ino != s.Ino || n.Upper != s.Upper {
 			continue
 		}

@@ -96,7 +96,7 @@ func TestReduceWriteVersionsAndTimes(t *testing.T) {
 		Event{Op: OpWrite, Path: "a/b/f", Parents: true, Blob: blob("one"), Size: 3, Time: 10},
 		Event{Op: OpWrite, Path: "a/b/f", Blob: blob("two!"), Size: 4, Time: 20, IfVersion: ver(1)},
 	)
-	n, ok := tr.Get("a/b/f")
+	n, ok := tr.get("a/b/f")
 	require.True(t, ok)
 	require.Equal(t, uint64(2), n.Version)
 	require.Equal(t, int64(10), n.Created)
@@ -107,14 +107,14 @@ func TestReduceWriteVersionsAndTimes(t *testing.T) {
 	require.Equal(t, int64(1), tr.Files())
 	require.Equal(t, int64(4), tr.Bytes())
 
-	d, _ := tr.Get("a/b")
+	d, _ := tr.get("a/b")
 	require.True(t, d.IsDir())
 	require.Equal(t, DefaultDirMode, d.Mode)
 	require.Equal(t, uint64(2), d.Version, "created, then its entries changed once")
 
 	// Inodes are unique and deterministic.
-	root, _ := tr.Get(Root)
-	a, _ := tr.Get("a")
+	root, _ := tr.get(Root)
+	a, _ := tr.get("a")
 	require.Equal(t, []uint64{1, 2, 3, 4}, []uint64{root.Ino, a.Ino, d.Ino, n.Ino})
 	require.Equal(t, uint64(4), tr.MaxIno())
 }
@@ -126,16 +126,16 @@ func TestReduceRenameMovesSubtree(t *testing.T) {
 		Event{Op: OpWrite, Path: "src/pkg-other", Blob: blob("c"), Size: 1},
 		Event{Op: OpMkdir, Path: "dst"},
 	)
-	before, _ := tr.Get("src/pkg/sub/b.go")
+	before, _ := tr.get("src/pkg/sub/b.go")
 	tr2, err := Reduce(tr, &Event{Op: OpRename, Path: "src/pkg", To: "dst/moved", Time: 500})
 	require.NoError(t, err)
 	var paths []Path
 	_ = tr2.Walk(Root, func(p Path, _ Node) error { paths = append(paths, p); return nil })
 	require.Equal(t, []Path{Root, "dst", "dst/moved", "dst/moved/a.go", "dst/moved/sub", "dst/moved/sub/b.go", "src", "src/pkg-other"}, paths)
-	after, _ := tr2.Get("dst/moved/sub/b.go")
+	after, _ := tr2.get("dst/moved/sub/b.go")
 	require.Equal(t, before, after, "a moved node keeps its identity, version and times")
 	// The old tree is untouched.
-	_, ok := tr.Get("src/pkg/a.go")
+	_, ok := tr.get("src/pkg/a.go")
 	require.True(t, ok)
 	require.Equal(t, tr.Files(), tr2.Files())
 }
@@ -150,13 +150,13 @@ func TestReduceRenameReplaces(t *testing.T) {
 	)
 	tr, err := Reduce(tr, &Event{Op: OpRename, Path: "a", To: "b"})
 	require.NoError(t, err)
-	n, _ := tr.Get("b")
+	n, _ := tr.get("b")
 	require.Equal(t, blob("a"), n.Blob)
 	require.Equal(t, int64(2), tr.Files())
 	require.Equal(t, int64(2), tr.Bytes())
 	tr, err = Reduce(tr, &Event{Op: OpRename, Path: "d1", To: "d2"})
 	require.NoError(t, err, "a directory replaces an empty directory")
-	_, ok := tr.Get("d2/x")
+	_, ok := tr.get("d2/x")
 	require.True(t, ok)
 	same, err := Reduce(tr, &Event{Op: OpRename, Path: "b", To: "b"})
 	require.NoError(t, err)
@@ -168,12 +168,12 @@ func TestReduceExchange(t *testing.T) {
 		Event{Op: OpWrite, Path: "d/x", Parents: true, Blob: blob("x"), Size: 1},
 		Event{Op: OpWrite, Path: "f", Blob: blob("f"), Size: 1},
 	)
-	dx, _ := tr.Get("d/x")
+	dx, _ := tr.get("d/x")
 	tr, err := Reduce(tr, &Event{Op: OpRename, Path: "d", To: "f", Exchange: true})
 	require.NoError(t, err)
-	fx, _ := tr.Get("f/x")
+	fx, _ := tr.get("f/x")
 	require.Equal(t, dx, fx)
-	dn, _ := tr.Get("d")
+	dn, _ := tr.get("d")
 	require.True(t, dn.IsFile())
 }
 
@@ -191,16 +191,16 @@ func TestReduceRemove(t *testing.T) {
 
 func TestReduceUpperAndSeal(t *testing.T) {
 	tr := build(t, Event{Op: OpWrite, Path: "f", Blob: blob("abc"), Size: 3})
-	n, _ := tr.Get("f")
+	n, _ := tr.get("f")
 	tr = build2(t, tr,
 		Event{Op: OpCopyUp, Path: "f", Ino: n.Ino, Upper: 7, Time: 1},
 	)
-	up, _ := tr.Get("f")
+	up, _ := tr.get("f")
 	require.Equal(t, uint64(7), up.Upper)
 	require.True(t, up.Blob.IsZero())
 	require.Equal(t, n.Version, up.Version, "copy-up is not a change")
 	tr = build2(t, tr, Event{Op: OpCommit, Path: "f", Ino: n.Ino, Upper: 7, Size: 10, Time: 2})
-	c, _ := tr.Get("f")
+	c, _ := tr.get("f")
 	require.Equal(t, n.Version+1, c.Version)
 	require.Equal(t, int64(10), c.Size)
 	require.Equal(t, int64(10), tr.Bytes())
@@ -211,7 +211,7 @@ func TestReduceUpperAndSeal(t *testing.T) {
 		{Path: "gone", Ino: 5, Upper: 8, Blob: blob("gone")},    // skipped: not there
 	}}
 	tr = build2(t, tr, seal)
-	s, _ := tr.Get("f")
+	s, _ := tr.get("f")
 	require.Equal(t, blob("sealed"), s.Blob)
 	require.Zero(t, s.Upper)
 	require.Equal(t, c.Version, s.Version, "sealing is not a change")
@@ -236,14 +236,14 @@ func TestTreeChildrenAndWalk(t *testing.T) {
 	)
 	names := func(dir Path) []string {
 		var out []string
-		tr.Children(dir, func(name string, _ Node) bool { out = append(out, name); return true })
+		tr.children(dir, func(name string, _ Node) bool { out = append(out, name); return true })
 		return out
 	}
 	require.Equal(t, []string{"a", "a-b", "a.txt"}, names(Root))
 	require.Equal(t, []string{"x", "y"}, names("a"))
 	require.Empty(t, names("a/x"), "a file has no children")
 	require.Empty(t, names("missing"))
-	require.True(t, tr.HasChildren("a/y"))
+	require.True(t, tr.hasChildren("a/y"))
 
 	var walked []Path
 	require.NoError(t, tr.Walk(Root, func(p Path, n Node) error {

@@ -745,7 +745,7 @@ func linkChanges(old, t Tree, e *Event) []Change {
 		for _, tr := range []Tree{old, t} {
 			if c.Subtree {
 				_ = tr.Walk(c.Path, func(_ Path, n Node) error { add(n); return nil })
-			} else if n, ok := tr.Get(c.Path); ok {
+			} else if n, ok := tr.get(c.Path); ok {
 				add(n)
 			}
 		}

@@ -102,7 +102,7 @@ func (s *Session) WriteFile(ctx context.Context, p Path, content io.Reader, opts
 	if err != nil {
 		return WriteResult{}, err
 	}
-	n, _ := t.Get(p)
+	n, _ := t.get(p)
 	return WriteResult{Node: n, Created: n.Version == 1, Written: size}, nil
 }
 
@@ -135,7 +135,11 @@ func (s *Session) appendFile(ctx context.Context, p Path, content io.Reader, opt
 			s.mu.RUnlock()
 			return WriteResult{}, closedErr(op)
 		}
-		n, exists := s.tree.Get(p)
+		n, exists, err := s.tree.Lookup(p)
+		if err != nil {
+			s.mu.RUnlock()
+			return WriteResult{}, withOp(err, op)
+		}
 		var old Blob
 		if exists && n.IsFile() {
 			old, err = s.openSourceLocked(ctx, s.nodeSourceLocked(n))
@@ -176,7 +180,7 @@ func (s *Session) appendFile(ctx context.Context, p Path, content io.Reader, opt
 		if err != nil {
 			return WriteResult{}, err
 		}
-		n, _ = t.Get(p)
+		n, _ = t.get(p)
 		return WriteResult{Node: n, Created: n.Version == 1, Written: int64(len(data))}, nil
 	}
 	return WriteResult{}, newErr(CodeConflict, op, p, "kept changing while appending; try again")
@@ -214,7 +218,7 @@ func (s *Session) Mkdir(ctx context.Context, p Path, opts MkdirOptions) (Node, e
 		return Node{}, err
 	}
 	_, t, err := s.mutate(ctx, op, func(t Tree) (*Event, error) {
-		if n, ok := t.Get(p); ok && n.IsDir() && opts.Parents {
+		if n, ok := t.get(p); ok && n.IsDir() && opts.Parents {
 			return nil, nil // already there: nothing to journal
 		}
 		return &Event{Op: OpMkdir, Path: p, Time: s.now(), Mode: opts.Perm, ExactMode: opts.ExactPerm,
@@ -223,7 +227,7 @@ func (s *Session) Mkdir(ctx context.Context, p Path, opts MkdirOptions) (Node, e
 	if err != nil {
 		return Node{}, err
 	}
-	n, _ := t.Get(p)
+	n, _ := t.get(p)
 	return n, nil
 }
 
@@ -286,14 +290,14 @@ func renamesOntoItself(t Tree, from, to Path) bool {
 	if from.IsRoot() || to.IsRoot() {
 		return false // the reducer refuses these (invalid_input)
 	}
-	src, ok := t.Get(from)
+	src, ok := t.get(from)
 	if !ok {
 		return false
 	}
 	if from == to {
 		return true
 	}
-	dst, ok := t.Get(to)
+	dst, ok := t.get(to)
 	return ok && !src.IsDir() && dst.Ino == src.Ino
 }
 
@@ -405,7 +409,7 @@ func (s *Session) Utimens(ctx context.Context, p Path, atime, mtime TimeSpec) (N
 		done *Event
 		err  error
 	)
-	if n, ok := s.tree.Get(p); ok && n.Upper != 0 && s.uppers[n.Upper] != nil {
+	if n, ok := s.tree.get(p); ok && n.Upper != 0 && s.uppers[n.Upper] != nil {
 		seq, done, err = s.commitUpperWithLocked(op, p, n.Ino, s.uppers[n.Upper], origin, e)
 	} else {
 		done = e
@@ -419,7 +423,7 @@ func (s *Session) Utimens(ctx context.Context, p Path, atime, mtime TimeSpec) (N
 	if err := s.commit(ctx, seq, done); err != nil {
 		return Node{}, err
 	}
-	n, _ := t.Get(p)
+	n, _ := t.get(p)
 	return n, nil
 }
 
@@ -515,7 +519,7 @@ func (s *Session) mutateNode(ctx context.Context, op string, p Path, e *Event) (
 	if err != nil {
 		return Node{}, err
 	}
-	n, _ := t.Get(p)
+	n, _ := t.get(p)
 	return n, nil
 }
 

@@ -119,7 +119,7 @@ func TestConcurrentStress(t *testing.T) {
 		if p.IsRoot() {
 			return nil
 		}
-		parent, ok := tree.Get(p.Parent())
+		parent, ok, _ := tree.Lookup(p.Parent())
 		if !ok || !parent.IsDir() {
 			return fmt.Errorf("%s has no parent directory", p)
 		}

@@ -116,6 +116,11 @@ func (t Tree) resolve(n Node) Node {
 	if n.lazy {
 		// Manifests store no directory link counts (a tree computes
 		// them): 2 + the subdirectories its manifest lists.
+		// When the manifest cannot be read the node is still known (its
+		// parent's manifest holds it): it answers, with a link count of
+		// 1, the convention for "unknown" (find and fts then do not
+		// count subdirectories by it); reading inside it fails.
+		n.Nlink = 1
 		if t.lazy != nil {
 			if ents, err := t.lazy.dir(n.Blob); err == nil {
 				n.Nlink = dirNlink(ents)
@@ -154,18 +159,15 @@ func (t Tree) LinkNames(ino uint64) []Path {
 // HasLinks reports whether any node of t has more than one name.
 func (t Tree) HasLinks() bool { return t.links != nil && t.links.Len() > 0 }
 
-// Get returns the node at p. In a lazily loaded tree (see NewLazyTree) it
-// may read directory manifests; when that fails it reports p missing, so
-// callers that must tell the two apart use Lookup.
-func (t Tree) Get(p Path) (Node, bool) {
-	n, ok := t.m.Get(p)
-	if ok {
-		return t.resolve(n), true
-	}
-	if t.lazyDirs == 0 {
-		return Node{}, false
-	}
-	n, ok, _ = t.Lookup(p)
+// get returns the node at p, reporting p missing when a lazily loaded
+// directory on the way cannot be read. The engine uses it only where that
+// cannot happen (paths a mutation expanded first, trees that are not lazy)
+// or where the caller reads again through an erroring form; everything
+// outside the package uses Lookup, so an unreadable directory is never
+// mistaken for a missing one (an agent told "not found" may recreate a
+// file over data it cannot see).
+func (t Tree) get(p Path) (Node, bool) {
+	n, ok, _ := t.Lookup(p)
 	return n, ok
 }
 
@@ -255,11 +257,9 @@ func (t Tree) walk(root Path, fn func(Path, Node) error, lazy bool) error {
 	return nil
 }
 
-// Children calls fn for each direct child of dir, sorted by name, until fn
-// returns false. It costs O(children · log n), however deep the subtrees are.
-// In a lazily loaded tree it may read dir's manifest; when that fails it
-// lists nothing, so callers that must tell use ChildrenErr.
-func (t Tree) Children(dir Path, fn func(name string, n Node) bool) {
+// children is ChildrenErr without the error: the engine uses it only on
+// directories a mutation expanded first, or trees that are not lazy.
+func (t Tree) children(dir Path, fn func(name string, n Node) bool) {
 	_ = t.ChildrenErr(dir, fn)
 }
 
@@ -284,11 +284,19 @@ func (t Tree) mapChildren(dir Path, fn func(name string, n Node) bool) {
 	}
 }
 
-// HasChildren reports whether dir has at least one child.
-func (t Tree) HasChildren(dir Path) bool {
-	has := false
-	t.Children(dir, func(string, Node) bool { has = true; return false })
+// hasChildren is HasChildren without the error (see children).
+func (t Tree) hasChildren(dir Path) bool {
+	has, _ := t.HasChildren(dir)
 	return has
+}
+
+// HasChildren reports whether dir has at least one child. In a lazily
+// loaded tree it may read dir's manifest, and returns the error (code
+// CodeIO) when that fails: never a false "empty".
+func (t Tree) HasChildren(dir Path) (bool, error) {
+	has := false
+	err := t.ChildrenErr(dir, func(string, Node) bool { has = true; return false })
+	return has, err
 }
 
 // set returns t with p set to n, keeping the totals and inode high-water

@@ -229,7 +229,7 @@ func (s *Session) emptiesOnOpen(p Path, flag int) bool {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	n, ok := s.tree.Get(p)
+	n, ok := s.tree.get(p)
 	if !ok {
 		return flag&os.O_CREATE != 0
 	}
@@ -300,9 +300,9 @@ func (s *Session) releaseUpperLocked(uf *upperFile) {
 func (s *Session) dropNodeLocked(old, t Tree, n Node) {
 	if !n.IsDir() && n.Nlink > 1 {
 		for _, q := range old.LinkNames(n.Ino) {
-			if m, ok := t.Get(q); ok && m.Ino == n.Ino {
+			if m, ok := t.get(q); ok && m.Ino == n.Ino {
 				for _, h := range s.handles[n.Ino] {
-					if m, ok := t.Get(h.path); !ok || m.Ino != n.Ino {
+					if m, ok := t.get(h.path); !ok || m.Ino != n.Ino {
 						h.path = q
 					}
 				}
@@ -346,7 +346,7 @@ func (s *Session) settleLocked(old, t Tree, e *Event) {
 			cur = next
 		}
 	case OpWrite:
-		if n, ok := old.Get(e.Path); ok && n.Upper != 0 {
+		if n, ok := old.get(e.Path); ok && n.Upper != 0 {
 			s.dropUpperLocked(n.Upper)
 		}
 	case OpRemove:
@@ -358,17 +358,17 @@ func (s *Session) settleLocked(old, t Tree, e *Event) {
 		if e.Path == e.To {
 			return
 		}
-		if n, ok := old.Get(e.To); ok && !e.Exchange {
+		if n, ok := old.get(e.To); ok && !e.Exchange {
 			s.dropNodeLocked(old, t, n)
 		}
 		s.moveHandlesLocked(e.Path, e.To, e.Exchange)
 	case OpCopyUp, OpCommit:
-		if n, ok := old.Get(e.Path); ok && n.Upper != 0 && n.Upper != e.Upper {
+		if n, ok := old.get(e.Path); ok && n.Upper != 0 && n.Upper != e.Upper {
 			s.dropUpperLocked(n.Upper)
 		}
 	case OpSeal:
 		for _, sl := range e.Seals {
-			if n, ok := old.Get(sl.Path); ok && n.Ino == sl.Ino && n.Upper == sl.Upper {
+			if n, ok := old.get(sl.Path); ok && n.Ino == sl.Ino && n.Upper == sl.Upper {
 				s.dropUpperLocked(sl.Upper)
 			}
 		}

@@ -46,7 +46,10 @@ func resolvePath(tree vfs.Tree, pol *policy.Policy, raw string, a vfs.Access) (v
 			return "", &toolError{typ: errValue, msg: fmt.Sprintf("path %q is not a valid workspace path: %s", raw, vfsMsg(err))}
 		}
 		next := append(cur, seg)
-		n, ok := tree.Get(vfs.Path(strings.Join(next, "/")))
+		n, ok, err := tree.Lookup(vfs.Path(strings.Join(next, "/")))
+		if err != nil {
+			return "", err // an io_error (OSError), never a missing path
+		}
 		if !ok || !n.IsSymlink() {
 			cur = next
 			continue

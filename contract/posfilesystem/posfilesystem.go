@@ -259,8 +259,10 @@ func (x *exec) read() error {
 		limit = capBytes
 		guard += fmt.Sprintf(", capped at %s by the %s policy", mbWords(capBytes), x.pol.Name)
 	}
-	n, ok := x.env.Session.Tree().Get(x.rp)
+	n, ok, err := x.env.Session.Tree().Lookup(x.rp)
 	switch {
+	case err != nil:
+		return err // an unreadable directory is OSError, never "no such file"
 	case !ok:
 		return notFound(x.rp)
 	case n.IsDir():
@@ -330,7 +332,11 @@ func (x *exec) write() error {
 	}
 	createDirs := x.p.CreateDirs == nil || *x.p.CreateDirs
 	tree := x.env.Session.Tree()
-	if n, ok := tree.Get(x.rp); x.rp.IsRoot() || ok && n.IsDir() {
+	n, ok, err := tree.Lookup(x.rp)
+	if err != nil {
+		return err
+	}
+	if x.rp.IsRoot() || ok && n.IsDir() {
 		return &toolError{typ: errIsDir, msg: fmt.Sprintf("Is a directory: '%s'; name a file to write", x.rp.Rel())}
 	}
 	if !createDirs {
@@ -360,7 +366,11 @@ func (x *exec) write() error {
 func parentExists(tree vfs.Tree, rp vfs.Path) error {
 	parent := rp.Parent()
 	for q := parent; ; q = q.Parent() {
-		if n, ok := tree.Get(q); ok {
+		n, ok, err := tree.Lookup(q)
+		if err != nil {
+			return err
+		}
+		if ok {
 			if !n.IsDir() {
 				return &toolError{typ: errNotDir, msg: fmt.Sprintf("Not a directory: '%s' is a file, so '%s' cannot be created in it", q.Rel(), rp.Rel())}
 			}
@@ -416,8 +426,10 @@ func (x *exec) list() error {
 }
 
 func (x *exec) delete() error {
-	n, ok := x.env.Session.Tree().Get(x.rp)
+	n, ok, err := x.env.Session.Tree().Lookup(x.rp)
 	switch {
+	case err != nil:
+		return err // an unreadable directory is OSError, never "no such file"
 	case !ok:
 		return notFound(x.rp)
 	case n.IsDir():
@@ -431,7 +443,10 @@ func (x *exec) delete() error {
 }
 
 func (x *exec) exists() error {
-	n, ok := x.env.Session.Tree().Get(x.rp)
+	n, ok, err := x.env.Session.Tree().Lookup(x.rp)
+	if err != nil {
+		return err // unreadable: OSError, not exists=false
+	}
 	x.b.Exists = &ok
 	switch {
 	case !ok:
@@ -447,7 +462,11 @@ func (x *exec) exists() error {
 func (x *exec) mkdir() error {
 	createDirs := x.p.CreateDirs == nil || *x.p.CreateDirs
 	tree := x.env.Session.Tree()
-	if n, ok := tree.Get(x.rp); ok {
+	n, ok, err := tree.Lookup(x.rp)
+	if err != nil {
+		return err
+	}
+	if ok {
 		if n.IsDir() {
 			x.b.Message = "Directory already exists: " + x.echo()
 			return nil

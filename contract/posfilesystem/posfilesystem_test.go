@@ -135,7 +135,7 @@ func TestSymlinksResolveLikePathlib(t *testing.T) {
 	require.Equal(t, "now\n", e.te.Read("missing.txt"))
 	// delete acts on the resolved path: the link's target.
 	e.ok(`{"action":"delete","path":"link.txt"}`)
-	_, ok := e.te.S.Tree().Get("real.txt")
+	_, ok, _ := e.te.S.Tree().Lookup("real.txt")
 	require.False(t, ok)
 }
 

@@ -186,7 +186,7 @@ func listDirectory(ctx context.Context, env *contract.Env, p *ListDirectory) (st
 	}
 	dir := sessionPath(r.Receipt.(*tools.ListDirectoryReceipt).Path)
 	pol := env.Tools.Policy()
-	env.Session.Tree().Children(dir, func(name string, n vfs.Node) bool {
+	err = env.Session.Tree().ChildrenErr(dir, func(name string, n vfs.Node) bool {
 		if pol.Hidden(dir.Join(name)) {
 			return true
 		}
@@ -197,6 +197,11 @@ func listDirectory(ctx context.Context, env *contract.Env, p *ListDirectory) (st
 		}
 		return true
 	})
+	if err != nil {
+		// A directory the store cannot read is an error, never an
+		// empty listing (an empty one is a real answer here).
+		return "", nil, invalid("Cannot list %s: %v.", target, err)
+	}
 	return listMessage(res), res, nil
 }
 
@@ -422,7 +427,10 @@ func deleteFile(ctx context.Context, env *contract.Env, p *DeleteFile) (string, 
 		return "", nil, err
 	}
 	res := deleteFileResult{Path: path}
-	files := countFiles(env, path.vfsPath())
+	files, err := countFiles(env, path.vfsPath())
+	if err != nil {
+		return "", nil, invalid("Cannot read %s: %v; nothing was deleted.", path, err)
+	}
 	if len(path.Segments) == 0 {
 		return deleteRoot(ctx, env, p, res, files)
 	}
@@ -451,10 +459,14 @@ func deleteRoot(ctx context.Context, env *contract.Env, p *DeleteFile, res delet
 		return "", nil, invalid("delete_file is not allowed by the %s policy.", pol.Name)
 	}
 	b := env.Session.NewBatch()
-	env.Session.Tree().Children(vfs.Root, func(name string, _ vfs.Node) bool {
+	err := env.Session.Tree().ChildrenErr(vfs.Root, func(name string, _ vfs.Node) bool {
 		_ = b.Remove(vfs.Root.Join(name), vfs.RemoveOptions{Recursive: true})
 		return true
 	})
+	if err != nil {
+		b.Discard()
+		return "", nil, invalid("Cannot read the virtual filesystem's root: %v; nothing was deleted.", err)
+	}
 	if b.Len() == 0 {
 		b.Discard()
 		if !p.AllowMissing {
@@ -470,13 +482,15 @@ func deleteRoot(ctx context.Context, env *contract.Env, p *DeleteFile, res delet
 
 // countFiles counts the files (and symlinks) at or under p: the document's
 // entries a delete removes.
-func countFiles(env *contract.Env, p vfs.Path) int {
+// A directory that cannot be read (a lazily loaded snapshot's manifest)
+// is an error: the count is in the result.
+func countFiles(env *contract.Env, p vfs.Path) (int, error) {
 	n := 0
-	_ = env.Session.Tree().Walk(p, func(_ vfs.Path, node vfs.Node) error {
+	err := env.Session.Tree().Walk(p, func(_ vfs.Path, node vfs.Node) error {
 		if !node.IsDir() {
 			n++
 		}
 		return nil
 	})
-	return n
+	return n, err
 }

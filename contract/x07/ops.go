@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -159,7 +160,11 @@ func writeAll(c *call, p map[string]json.RawMessage) (contract.Result, error) {
 		return contract.Result{}, errf(ErrIsDir, ". is the session root, a directory; write to a file path")
 	}
 	mode := vfs.WriteCreateNew
-	if n, ok := c.s.Tree().Get(q); ok {
+	n, ok, err := c.s.Tree().Lookup(q)
+	if err != nil {
+		return contract.Result{}, err
+	}
+	if ok {
 		switch {
 		case n.IsDir():
 			return contract.Result{}, errf(ErrIsDir, "%s is a directory; write to a file path", q.Rel())
@@ -188,7 +193,11 @@ func mkdirs(c *call, p map[string]json.RawMessage) (contract.Result, error) {
 	if err != nil {
 		return contract.Result{}, err
 	}
-	if n, ok := c.s.Tree().Get(q); ok || q.IsRoot() {
+	n, ok, err := c.s.Tree().Lookup(q)
+	if err != nil {
+		return contract.Result{}, err
+	}
+	if ok || q.IsRoot() {
 		if q.IsRoot() || n.IsDir() {
 			return i32Result(1, q.Rel()+" exists"), nil
 		}
@@ -212,8 +221,10 @@ func removeFile(c *call, p map[string]json.RawMessage) (contract.Result, error) 
 	if q.IsRoot() {
 		return contract.Result{}, errf(ErrIsDir, ". is the session root, a directory")
 	}
-	n, ok := c.s.Tree().Get(q)
+	n, ok, err := c.s.Tree().Lookup(q)
 	switch {
+	case err != nil:
+		return contract.Result{}, err
 	case !ok:
 		return contract.Result{}, errf(ErrNotFound, "%s does not exist; list its directory to see what does", q.Rel())
 	case n.IsDir():
@@ -233,8 +244,10 @@ func removeDirAll(c *call, p map[string]json.RawMessage) (contract.Result, error
 	if q.IsRoot() {
 		return contract.Result{}, errf(ErrPolicyDeny, "the session root cannot be removed; remove the entries in it")
 	}
-	n, ok := c.s.Tree().Get(q)
+	n, ok, err := c.s.Tree().Lookup(q)
 	switch {
+	case err != nil:
+		return contract.Result{}, err
 	case !ok:
 		return contract.Result{}, errf(ErrNotFound, "%s does not exist; list its directory to see what does", q.Rel())
 	case !n.IsDir():
@@ -258,7 +271,9 @@ func rename(c *call, p map[string]json.RawMessage) (contract.Result, error) {
 	if src.IsRoot() || dst.IsRoot() {
 		return contract.Result{}, errf(ErrPolicyDeny, "the session root cannot be renamed or replaced")
 	}
-	if _, ok := c.s.Tree().Get(src); !ok {
+	if _, ok, err := c.s.Tree().Lookup(src); err != nil {
+		return contract.Result{}, err
+	} else if !ok {
 		return contract.Result{}, errf(ErrNotFound, "%s does not exist; list its directory to see what does", src.Rel())
 	}
 	if dst != src && dst.HasPrefix(src) {
@@ -306,7 +321,7 @@ func listDir(c *call, p map[string]json.RawMessage) (contract.Result, error) {
 	max := limit(c.pol.Caps.MaxEntries, defaultMaxEntries, c.caps.MaxEntries)
 	var names []string
 	var tooMany bool
-	c.s.Tree().Children(q, func(name string, _ vfs.Node) bool {
+	err = c.s.Tree().ChildrenErr(q, func(name string, _ vfs.Node) bool {
 		if !c.visible(q.Join(name)) {
 			return true
 		}
@@ -314,6 +329,9 @@ func listDir(c *call, p map[string]json.RawMessage) (contract.Result, error) {
 		tooMany = int64(len(names)) > max
 		return !tooMany
 	})
+	if err != nil {
+		return contract.Result{}, err // FS_ERR_IO, never an empty listing
+	}
 	if tooMany {
 		return contract.Result{}, errf(ErrTooManyEntries, "%s has more than %d entries (the effective max_entries); walk it with a narrower glob or raise max_entries in caps", q.Rel(), max)
 	}
@@ -362,7 +380,7 @@ type walker struct {
 // one that leads to a directory is walked too, and a loop is FS_ERR_IO.
 func (w *walker) walk(dir vfs.Path, rel string, depth int64, chain []vfs.Path) error {
 	var err error
-	w.tree.Children(dir, func(name string, n vfs.Node) bool {
+	lerr := w.tree.ChildrenErr(dir, func(name string, n vfs.Node) bool {
 		if err = w.c.ctx.Err(); err != nil {
 			return false
 		}
@@ -380,8 +398,18 @@ func (w *walker) walk(dir vfs.Path, rel string, depth int64, chain []vfs.Path) e
 		}
 		target := child
 		if n.IsSymlink() && w.c.symlinksFollowed() {
-			if t, rerr := w.c.resolve(child, true); rerr == nil && w.c.visible(t) {
-				if tn, ok := w.tree.Get(t); ok && tn.IsDir() {
+			t, rerr := w.c.resolve(child, true)
+			if errors.Is(rerr, vfs.ErrIO) {
+				err = rerr
+				return false
+			}
+			if rerr == nil && w.c.visible(t) {
+				tn, ok, lerr := w.tree.Lookup(t)
+				if lerr != nil {
+					err = lerr
+					return false
+				}
+				if ok && tn.IsDir() {
 					n, target = tn, t
 				}
 			}
@@ -405,6 +433,9 @@ func (w *walker) walk(dir vfs.Path, rel string, depth int64, chain []vfs.Path) e
 		}
 		return true
 	})
+	if err == nil {
+		err = lerr // FS_ERR_IO: an unreadable directory is not an empty one
+	}
 	return err
 }
 

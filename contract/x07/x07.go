@@ -251,7 +251,10 @@ func (c *call) resolve(p vfs.Path, followLast bool) (vfs.Path, error) {
 	cur := vfs.Root
 	for i := 0; i < len(segs); i++ {
 		next := cur.Join(segs[i])
-		n, ok := tree.Get(next)
+		n, ok, err := tree.Lookup(next)
+		if err != nil {
+			return "", err // FS_ERR_IO: an unreadable directory is not a missing one
+		}
 		if !ok || !n.IsSymlink() || (i == len(segs)-1 && !followLast) {
 			cur = next
 			continue

@@ -453,7 +453,7 @@ func fullSnapshot(ctx context.Context, repo *snapshot.Repo, block []byte, n int,
 // the live heap with a private copy of the tree minus the live heap once the
 // copy is dropped, both measured at the same point.
 func metaBytesPerFile(t vfs.Tree) float64 {
-	root, _ := t.Get(vfs.Root)
+	root, _, _ := t.Lookup(vfs.Root) // never beneath a lazy directory
 	tb := vfs.NewTreeBuilder(root)
 	_ = t.Walk(vfs.Root, func(p vfs.Path, n vfs.Node) error {
 		tb.Set(vfs.Path(string([]byte(p))), n) // fresh path strings: count them too

@@ -151,7 +151,10 @@ func (in *ingester) read(e *upperEntry) error {
 			c.lower, c.hasLower = e.lower.Join(name), e.hasLower && !e.opaque
 		}
 		if c.hasLower {
-			_, c.hasLower = in.base.Get(c.lower)
+			var err error
+			if _, c.hasLower, err = in.base.Lookup(c.lower); err != nil {
+				return err
+			}
 		}
 		if c.kind == vfs.KindDir {
 			subdirs = append(subdirs, c)
@@ -260,21 +263,30 @@ func (in *ingester) resolve(lp vfs.Path) vfs.Path {
 // rename moves the session's node that e continues (renamed by the kernel:
 // e has a redirect) to e's path, keeping its identity and subtree.
 func (in *ingester) rename(e *upperEntry) error {
-	bn, ok := in.base.Get(e.lower)
-	if !ok || e.lower == e.p {
-		return nil
+	bn, ok, err := in.base.Lookup(e.lower)
+	if err != nil || !ok || e.lower == e.p {
+		return err
 	}
 	t := in.m.s.Tree()
-	if n, ok := t.Get(e.p); ok && n.Ino == bn.Ino {
+	n, ok, err := t.Lookup(e.p)
+	if err != nil {
+		return err
+	}
+	if ok && n.Ino == bn.Ino {
 		in.moved[e.lower] = e.p
 		return nil // done by an earlier ingest
 	}
 	src := in.resolve(e.lower)
-	sn, ok := t.Get(src)
+	sn, ok, err := t.Lookup(src)
+	if err != nil {
+		return err
+	}
 	if !ok || sn.Ino != bn.Ino || e.p.HasPrefix(src) {
 		return nil // gone from the session: entries are rebuilt from the base
 	}
-	if _, ok := t.Get(e.p); ok {
+	if _, ok, err := t.Lookup(e.p); err != nil {
+		return err
+	} else if ok {
 		if err := in.remove(e.p); err != nil {
 			return err
 		}
@@ -349,7 +361,10 @@ func (in *ingester) remember() {
 func (in *ingester) dir(e *upperEntry) error {
 	s := in.m.s
 	t := s.Tree()
-	n, ok := t.Get(e.p)
+	n, ok, err := t.Lookup(e.p)
+	if err != nil {
+		return err
+	}
 	if ok && !n.IsDir() {
 		if err := in.remove(e.p); err != nil {
 			return err
@@ -372,22 +387,27 @@ func (in *ingester) dir(e *upperEntry) error {
 	}
 	var fromBase []string
 	if e.hasLower && !e.opaque {
-		t := in.base
-		t.Children(e.lower, func(name string, _ vfs.Node) bool {
+		err := in.base.ChildrenErr(e.lower, func(name string, _ vfs.Node) bool {
 			if !e.whiteouts[name] && !want[name] {
 				want[name] = true
 				fromBase = append(fromBase, name)
 			}
 			return true
 		})
+		if err != nil {
+			return err
+		}
 	}
 	var extra []string
-	t.Children(e.p, func(name string, _ vfs.Node) bool {
+	err = t.ChildrenErr(e.p, func(name string, _ vfs.Node) bool {
 		if !want[name] {
 			extra = append(extra, name)
 		}
 		return true
 	})
+	if err != nil {
+		return err // never take an unreadable directory for an empty one
+	}
 	for _, name := range extra {
 		if err := in.remove(e.p.Join(name)); err != nil {
 			return err
@@ -397,7 +417,9 @@ func (in *ingester) dir(e *upperEntry) error {
 	// not have (a directory renamed by the kernel whose source the session
 	// no longer held): copy them from the base.
 	for _, name := range fromBase {
-		if _, ok := t.Get(e.p.Join(name)); !ok {
+		if _, ok, err := t.Lookup(e.p.Join(name)); err != nil {
+			return err
+		} else if !ok {
 			if err := in.copyBase(e.lower.Join(name), e.p.Join(name)); err != nil {
 				return err
 			}
@@ -456,10 +478,15 @@ func (in *ingester) dirChanges(e *upperEntry, prev *dirListing) error {
 	sort.Strings(names)
 	for _, name := range names {
 		p, lp := e.p.Join(name), e.lower.Join(name)
-		_, has := in.m.s.Tree().Get(p)
+		_, has, err := in.m.s.Tree().Lookup(p)
+		if err != nil {
+			return err
+		}
 		shown := false
 		if e.hasLower && !e.opaque && !e.whiteouts[name] {
-			_, shown = in.base.Get(lp)
+			if _, shown, err = in.base.Lookup(lp); err != nil {
+				return err
+			}
 		}
 		switch {
 		case shown && !has:
@@ -523,10 +550,16 @@ func (in *ingester) writeBlob(p vfs.Path, h vfs.Hash, perm fs.FileMode, owner *v
 func (in *ingester) file(e *upperEntry) error {
 	s := in.m.s
 	t := s.Tree()
-	n, ok := t.Get(e.p)
+	n, ok, err := t.Lookup(e.p)
+	if err != nil {
+		return err
+	}
 	if e.st.Nlink > 1 {
 		if first, seen := in.firstName[e.st.Ino]; seen {
-			fn, _ := t.Get(first)
+			fn, _, err := t.Lookup(first)
+			if err != nil {
+				return err
+			}
 			if ok && n.Ino == fn.Ino {
 				return nil
 			}
@@ -553,7 +586,10 @@ func (in *ingester) file(e *upperEntry) error {
 	}
 	perm, owner := vfs.ModeFromUnix(e.st.Mode), in.owner(e)
 	if e.metacopy {
-		bn, found := in.base.Get(e.lower)
+		bn, found, err := in.base.Lookup(e.lower)
+		if err != nil {
+			return err
+		}
 		if !e.hasLower || !found || !bn.IsFile() {
 			return fmt.Errorf("%s: metadata-only copy-up of %s, which the base does not hold as a file", e.p, e.lower)
 		}
@@ -604,7 +640,10 @@ func (in *ingester) symlink(e *upperEntry) error {
 	if err != nil {
 		return err
 	}
-	n, ok := in.m.s.Tree().Get(e.p)
+	n, ok, err := in.m.s.Tree().Lookup(e.p)
+	if err != nil {
+		return err
+	}
 	if !ok || !n.IsSymlink() || n.Target != target {
 		if ok {
 			if err := in.remove(e.p); err != nil {
@@ -620,7 +659,10 @@ func (in *ingester) symlink(e *upperEntry) error {
 }
 
 func (in *ingester) special(e *upperEntry) error {
-	n, ok := in.m.s.Tree().Get(e.p)
+	n, ok, err := in.m.s.Tree().Lookup(e.p)
+	if err != nil {
+		return err
+	}
 	if !ok || n.Kind != e.kind || (e.kind == vfs.KindCharDev || e.kind == vfs.KindBlockDev) && n.Rdev != e.st.Rdev {
 		if ok {
 			if err := in.remove(e.p); err != nil {
@@ -652,9 +694,9 @@ func (in *ingester) meta(e *upperEntry) error {
 
 func (in *ingester) setNodeMeta(p vfs.Path, uid, gid uint32, mode fs.FileMode, atime, mtime int64, xattrs map[string][]byte, kind vfs.Kind) error {
 	s := in.m.s
-	n, ok := s.Tree().Get(p)
-	if !ok {
-		return nil
+	n, ok, err := s.Tree().Lookup(p)
+	if err != nil || !ok {
+		return err
 	}
 	if n.Uid != uid || n.Gid != gid {
 		var err error
@@ -687,7 +729,10 @@ func (in *ingester) setNodeMeta(p vfs.Path, uid, gid uint32, mode fs.FileMode, a
 			in.changed()
 		}
 	}
-	if n, _ = s.Tree().Get(p); atime == keepAtime {
+	if n, _, err = s.Tree().Lookup(p); err != nil {
+		return err
+	}
+	if atime == keepAtime {
 		atime = n.Atime
 	}
 	if n.Atime != atime || n.Mtime != mtime {

@@ -67,9 +67,9 @@ func (m *Mount) mirror(e *vfs.Event) error {
 		}
 		return errors.Join(errs...)
 	case vfs.OpWrite, vfs.OpCommit:
-		n, ok := t.Get(e.Path)
-		if !ok || !n.IsFile() {
-			return nil
+		n, ok, err := t.Lookup(e.Path)
+		if err != nil || !ok || !n.IsFile() {
+			return err
 		}
 		if err := m.mkdirs(t, e.Path.Parent()); err != nil {
 			return err
@@ -84,9 +84,9 @@ func (m *Mount) mirror(e *vfs.Event) error {
 		}
 		return m.settle(t, e.Path, e.Path.Parent())
 	case vfs.OpSymlink, vfs.OpMknod:
-		n, ok := t.Get(e.Path)
-		if !ok {
-			return nil
+		n, ok, err := t.Lookup(e.Path)
+		if err != nil || !ok {
+			return err
 		}
 		if err := m.mkdirs(t, e.Path.Parent()); err != nil {
 			return err
@@ -95,7 +95,7 @@ func (m *Mount) mirror(e *vfs.Event) error {
 		if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		var err error
+
 		if n.IsSymlink() {
 			err = os.Symlink(n.Target, target)
 		} else {
@@ -207,7 +207,10 @@ func (m *Mount) writeContent(p vfs.Path, n vfs.Node) error {
 // extended attributes, times), so the next ingest finds nothing to do.
 func (m *Mount) settle(t vfs.Tree, ps ...vfs.Path) error {
 	for _, p := range ps {
-		n, ok := t.Get(p)
+		n, ok, err := t.Lookup(p)
+		if err != nil {
+			return err
+		}
 		if !ok {
 			continue
 		}

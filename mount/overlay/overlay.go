@@ -181,7 +181,7 @@ func (m *Mount) mountBase(ctx context.Context, snap *snapshot.Snapshot, fresh bo
 				}
 			}
 			// The merged root is the upper root: it must be the session's.
-			root, _ := snap.Tree.Get(vfs.Root)
+			root, _, _ := snap.Tree.Lookup(vfs.Root) // never beneath a lazy directory
 			if err := setMeta(m.upper, root, m.s.DefaultOwner()); err != nil {
 				return fmt.Errorf("overlay mount: the upper root: %w", err)
 			}

@@ -60,7 +60,7 @@ func FuzzGlob(f *testing.F) {
 		if err != nil {
 			basePath = vfs.Root
 		}
-		if _, ok := tr.Get(basePath); !ok {
+		if _, ok, _ := tr.Lookup(basePath); !ok {
 			basePath = vfs.Root
 		}
 		for _, dirs := range []bool{false, true} {
@@ -73,7 +73,7 @@ func FuzzGlob(f *testing.F) {
 			}
 			require.NoError(t, err)
 			var want []vfs.Path
-			baseNode, _ := tr.Get(basePath)
+			baseNode, _, _ := tr.Lookup(basePath)
 			_ = tr.Walk(basePath, func(p vfs.Path, n vfs.Node) error {
 				var rel string
 				switch {

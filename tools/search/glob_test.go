@@ -148,7 +148,7 @@ func TestGlob(t *testing.T) {
 			got := []string{}
 			for _, e := range res.Entries {
 				got = append(got, string(e.Path))
-				n, ok := s.Tree().Get(e.Path)
+				n, ok, _ := s.Tree().Lookup(e.Path)
 				require.True(t, ok)
 				require.Equal(t, n, e.Node)
 			}

@@ -50,7 +50,10 @@ func (w *walker) walk(ctx context.Context, fn func(vfs.Path, vfs.Node) error) er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	baseNode, ok := w.tree.Get(w.base)
+	baseNode, ok, err := w.tree.Lookup(w.base)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return &vfs.Error{Op: "search", Path: w.base.String(), Code: vfs.CodeNotFound, Msg: "no such file or directory"}
 	}
@@ -173,7 +176,10 @@ func (w *walker) descend(ign *ignore.Stack, start vfs.Path) (*ignore.Stack, bool
 		}
 		ign = ign.Push(string(dir), rules)
 		dir = dir.Join(seg)
-		n, ok := w.tree.Get(dir)
+		n, ok, err := w.tree.Lookup(dir)
+		if err != nil {
+			return nil, false, err
+		}
 		if !ok || !n.IsDir() || w.skip(ign, dir, n) {
 			return nil, false, nil
 		}
@@ -191,7 +197,10 @@ func (w *walker) rules(dir vfs.Path) (*ignore.Rules, error) {
 		return nil, nil
 	}
 	p := dir.Join(".gitignore")
-	n, ok := w.tree.Get(p)
+	n, ok, err := w.tree.Lookup(p)
+	if err != nil {
+		return nil, err
+	}
 	if !ok || !n.IsFile() || n.Size == 0 || n.Size > maxIgnoreFile {
 		return nil, nil
 	}
