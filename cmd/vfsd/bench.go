@@ -21,7 +21,7 @@ func newBenchCmd() *cobra.Command {
   vfsd bench mount --targets native,vfsd,vfsd_overlay --steps untar,grep
   vfsd bench remote --files 50000`,
 	}
-	cmd.AddCommand(newBenchCowCmd(), newBenchImportCmd(), newBenchToolsCmd(), newBenchMountCmd(), newBenchRemoteCmd(), newBenchReopenReadCmd())
+	cmd.AddCommand(newBenchCowCmd(), newBenchImportCmd(), newBenchToolsCmd(), newBenchMountCmd(), newBenchRemoteCmd(), newBenchReopenReadCmd(), newBenchRoundTripCmd())
 	return cmd
 }
 
@@ -51,6 +51,30 @@ func newBenchReopenReadCmd() *cobra.Command {
 	cmd.Flags().StringVar(&sessions, "sessions", "", "the sessions' directory")
 	cmd.Flags().StringVar(&session, "session", "", "the session to read from")
 	cmd.Flags().StringVar(&path, "path", "", "the file to read")
+	return cmd
+}
+
+// newBenchRoundTripCmd is the fresh process bench mount's round_trip step
+// runs: a client of the mount that is not the process serving it.
+func newBenchRoundTripCmd() *cobra.Command {
+	var (
+		path string
+		n    int
+	)
+	cmd := &cobra.Command{
+		Use:    "round-trip",
+		Short:  "Ask a file for a missing xattr N times (run by vfsd bench mount --steps round_trip)",
+		Hidden: true,
+		Args:   usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if path == "" || n <= 0 {
+				return usageError{fmt.Errorf("--path and a positive --n are required")}
+			}
+			return bench.RoundTrip(path, n)
+		},
+	}
+	cmd.Flags().StringVar(&path, "path", "", "the file to ask")
+	cmd.Flags().IntVar(&n, "n", 0, "how many times")
 	return cmd
 }
 

@@ -39,7 +39,13 @@ const (
 	stepSeqRead      = "seq_read"
 	stepSedI         = "sed_i"
 	stepRmRf         = "rm_rf"
+	// stepRoundTrip is opt-in (--steps round_trip): the floor a request
+	// costs, not a workload.
+	stepRoundTrip = "round_trip"
 )
+
+// roundTrips is how many requests the round_trip step makes.
+const roundTrips = 20000
 
 var mountSteps = []string{stepUntar, stepWalkStat, stepGrep, stepReadAll, stepSmallCreates,
 	stepSeqWrite, stepSeqRead, stepSedI, stepRmRf}

@@ -126,3 +126,24 @@ func TestMountSmoke(t *testing.T) {
 		require.Positive(t, fi.Size())
 	}
 }
+
+// TestMountRoundTrip runs the opt-in round_trip step on every target: the
+// fresh process (this test binary, see TestMain) asks each target's file
+// for a missing xattr and gets ENODATA.
+func TestMountRoundTrip(t *testing.T) {
+	requireMountBench(t)
+	tree := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(tree, "f.go"), []byte("package p\n"), 0o644))
+	var out, log bytes.Buffer
+	err := Mount(context.Background(), MountOptions{Tree: tree, Dir: t.TempDir(), Repeats: 1, Settle: -1,
+		Steps: []string{stepRoundTrip}, Log: &log}, &out)
+	require.NoError(t, err, "progress:\n%s", log.String())
+	var line map[string]any
+	require.NoError(t, json.NewDecoder(&out).Decode(&line))
+	require.Equal(t, stepRoundTrip, line["step"])
+	for _, name := range []string{targetNative, targetVfsd, targetLoopNoPT} {
+		v, ok := line[name+"_s"].(float64)
+		require.True(t, ok, "no %s_s in %v", name, line)
+		require.Greater(t, v, 0.0, name)
+	}
+}

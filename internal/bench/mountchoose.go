@@ -112,6 +112,7 @@ func (w *mountWorkload) probe(ctx context.Context, name string) error {
 // with the reason when they cannot run.
 func (w *mountWorkload) chooseSteps(ctx context.Context, skipped map[string]string) error {
 	all := append(slices.Clone(mountSteps), containerSteps...)
+	all = append(all, stepRoundTrip)
 	want := w.opts.Steps
 	for _, s := range want {
 		if !slices.Contains(all, s) {
@@ -119,7 +120,7 @@ func (w *mountWorkload) chooseSteps(ctx context.Context, skipped map[string]stri
 		}
 	}
 	if len(want) == 0 {
-		want = all
+		want = slices.DeleteFunc(slices.Clone(all), func(s string) bool { return s == stepRoundTrip })
 	}
 	// A step runs on what the steps before it made: bring those in too.
 	for _, s := range slices.Clone(want) {

@@ -13,7 +13,8 @@ import (
 )
 
 // TestMain lets the test binary stand in for vfsd in `bench reopen-read`,
-// which the cow benchmark runs in a fresh process.
+// which the cow benchmark runs in a fresh process, and in `bench
+// round-trip`, the mount benchmark's round_trip step.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "bench" && os.Args[2] == "reopen-read" {
 		fs := flag.NewFlagSet("reopen-read", flag.ExitOnError)
@@ -28,6 +29,17 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		_ = json.NewEncoder(os.Stdout).Encode(res)
+		os.Exit(0)
+	}
+	if len(os.Args) > 2 && os.Args[1] == "bench" && os.Args[2] == "round-trip" {
+		fs := flag.NewFlagSet("round-trip", flag.ExitOnError)
+		path := fs.String("path", "", "")
+		n := fs.Int("n", 0, "")
+		_ = fs.Parse(os.Args[3:])
+		if err := RoundTrip(*path, *n); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
