@@ -1,7 +1,9 @@
 package snapshot
 
 import (
+	"cmp"
 	"encoding/binary"
+	"math"
 	"slices"
 
 	"github.com/vfsd/vfsd/vfs"
@@ -52,68 +54,95 @@ type packSlot struct {
 	n      int
 }
 
-// packTable is a decoded pack index, sorted by prefix.
-type packTable []packSlot
+// packTable is a record's decoded pack index. Its first lookups scan the
+// index (opening a session and reading a file looks up a handful of
+// manifests: sorting a thousand entries would cost more than they do);
+// from the sortAfter-th on, it looks up a table sorted by prefix.
+type packTable struct {
+	raw    []byte
+	packAt int64
+	finds  int
+	sorted []packSlot // built on the sortAfter-th lookup
+	n      int        // entries; set by decodePackIndex, read without a lock
+}
 
-// decodePackIndex decodes index, the pack index of a record whose pack
-// runs from packAt to size. It returns nil when index is empty or does not
+// sortAfter is how many lookups a packTable answers by scanning.
+const sortAfter = 8
+
+// decodePackIndex checks index, the pack index of a record whose pack runs
+// from packAt to size. It returns nil when index is empty or does not
 // describe exactly that pack.
-func decodePackIndex(index []byte, packAt, size int64) packTable {
+func decodePackIndex(index []byte, packAt, size int64) *packTable {
 	if len(index) == 0 {
 		return nil
 	}
-	var t packTable
-	off := packAt
+	t := &packTable{raw: index, packAt: packAt}
+	end, ok := t.each(size, func(packSlot) bool { t.n++; return true })
+	if !ok || end != size {
+		return nil
+	}
+	return t
+}
+
+// each calls fn with every entry of the index in pack order until fn
+// returns false, and returns where the entries end; ok is false when the
+// index is malformed or points past size.
+func (t *packTable) each(size int64, fn func(packSlot) bool) (end int64, ok bool) {
+	off := t.packAt
+	index := t.raw
 	for i := 0; i < len(index); {
 		if len(index)-i < packIndexPrefix {
-			return nil
+			return off, false
 		}
 		prefix := binary.BigEndian.Uint64(index[i:])
 		i += packIndexPrefix
 		n, k := binary.Uvarint(index[i:])
 		if k <= 0 || n > uint64(size) {
-			return nil
+			return off, false
 		}
 		i += k
 		data := off + int64(vfs.HashSize) + int64(uvarintLen(n))
 		if data+int64(n) > size {
-			return nil
+			return off, false
 		}
-		t = append(t, packSlot{prefix: prefix, off: data, n: int(n)})
+		if !fn(packSlot{prefix: prefix, off: data, n: int(n)}) {
+			return off, true
+		}
 		off = data + int64(n)
 	}
-	if off != size {
-		return nil
-	}
-	slices.SortFunc(t, func(a, b packSlot) int {
-		switch {
-		case a.prefix < b.prefix:
-			return -1
-		case a.prefix > b.prefix:
-			return 1
-		}
-		return 0
-	})
-	return t
+	return off, true
 }
 
-// find returns where manifest h is, if the table has exactly one entry
-// with its prefix.
-func (t packTable) find(h vfs.Hash) (packSlot, bool) {
+// len is how many manifests the index lists.
+func (t *packTable) len() int { return t.n }
+
+// find returns where manifest h is, if the index has exactly one entry
+// with its prefix. Its caller serializes finds (headRecord.mu).
+func (t *packTable) find(h vfs.Hash) (packSlot, bool) {
 	p := binary.BigEndian.Uint64(h[:packIndexPrefix])
-	i, ok := slices.BinarySearchFunc(t, p, func(s packSlot, p uint64) int {
-		switch {
-		case s.prefix < p:
-			return -1
-		case s.prefix > p:
-			return 1
-		}
-		return 0
-	})
-	if !ok || (i+1 < len(t) && t[i+1].prefix == p) {
+	t.finds++
+	if t.sorted == nil && t.finds > sortAfter {
+		t.sorted = make([]packSlot, 0, t.n)
+		t.each(math.MaxInt64, func(s packSlot) bool { t.sorted = append(t.sorted, s); return true })
+		slices.SortFunc(t.sorted, func(a, b packSlot) int { return cmp.Compare(a.prefix, b.prefix) })
+	}
+	if t.sorted == nil {
+		var found packSlot
+		matches := 0
+		t.each(math.MaxInt64, func(s packSlot) bool {
+			if s.prefix == p {
+				found = s
+				matches++
+			}
+			return matches < 2
+		})
+		return found, matches == 1
+	}
+	i, ok := slices.BinarySearchFunc(t.sorted, p, func(s packSlot, p uint64) int { return cmp.Compare(s.prefix, p) })
+	if !ok || (i+1 < len(t.sorted) && t.sorted[i+1].prefix == p) {
 		return packSlot{}, false
 	}
-	return t[i], true
+	return t.sorted[i], true
 }
 
 // uvarintLen is the length of n's uvarint encoding.
