@@ -110,6 +110,8 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 			// go-fuse would write each reply's header into a pipe first
 			// and then drain it again, two system calls a READ for nothing.
 			DisableSplice: !opts.Splice,
+
+			DisableReadDirPlus: opts.NoReaddirPlus,
 		},
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,

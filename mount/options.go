@@ -79,6 +79,22 @@ type Options struct {
 	// bytes, so each READ would pay two system calls for nothing. For
 	// measurements.
 	Splice bool
+	// CacheDir lets the kernel keep directory listings in its page
+	// cache (FOPEN_CACHE_DIR): a directory read again is listed without
+	// READDIR round trips until it changes (the kernel drops the listing
+	// on its own changes; invalidation on tools', other mounts' and
+	// restores').
+	CacheDir bool
+	// NoReaddirPlus turns off READDIRPLUS: listings carry no attributes,
+	// and a name the kernel has not looked up costs a LOOKUP when stat'ed.
+	// For measurements.
+	NoReaddirPlus bool
+	// FullReaddirPlus answers READDIRPLUS as go-fuse does by default:
+	// every entry looked up again (a session lookup each) and sent with
+	// its attributes, also those the kernel holds already. By default only
+	// entries the kernel has not looked up carry attributes, taken from the
+	// listing. For measurements.
+	FullReaddirPlus bool
 	// FsName is the source name shown in /proc/mounts; "vfsd:<session>"
 	// when empty.
 	FsName string
