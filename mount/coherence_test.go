@@ -49,7 +49,7 @@ var dirOptions = []struct {
 	opts mount.Options
 }{
 	{"defaults", mount.Options{}},
-	{"cache dir", mount.Options{CacheDir: true}},
+	{"no cache dir", mount.Options{NoCacheDir: true}},
 	{"full readdirplus", mount.Options{FullReaddirPlus: true}},
 	{"no readdirplus", mount.Options{NoReaddirPlus: true}},
 }
@@ -607,7 +607,7 @@ func TestCoherenceNegativeEntries(t *testing.T) {
 
 // TestCoherenceListings: a directory listed again shows every change since
 // — made through the mount, by a tool, by a restore — however listings are
-// served (with CacheDir the kernel keeps them), and entries listed carry
+// served (by default the kernel keeps them), and entries listed carry
 // the attributes stat reports.
 func TestCoherenceListings(t *testing.T) {
 	for _, c := range dirOptions {

@@ -41,13 +41,13 @@ var (
 	_ gofs.FileLookuper     = plusDirHandle{}
 )
 
-// OpendirHandle opens the directory; with CacheDir the kernel keeps its
-// listing in its page cache (FOPEN_CACHE_DIR) until the directory changes
-// (the kernel drops it on its own changes, invalidation on everyone
+// OpendirHandle opens the directory; unless NoCacheDir, the kernel keeps
+// its listing in its page cache (FOPEN_CACHE_DIR) until the directory
+// changes (the kernel drops it on its own changes, invalidation on everyone
 // else's).
 func (n *node) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	var fuseFlags uint32
-	if n.m.opts.CacheDir {
+	if !n.m.opts.NoCacheDir {
 		fuseFlags = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
 	}
 	d := &dirHandle{n: n}

@@ -84,7 +84,7 @@ func (m *Mount) findOrForget(p vfs.Path) *gofs.Inode {
 		child := in.GetChild(seg)
 		if child == nil {
 			in.NotifyEntry(seg)
-			notifyContent(in) // its listing (CacheDir) gains the name
+			notifyContent(in) // its cached listing gains the name
 			return nil
 		}
 		in = child

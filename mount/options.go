@@ -79,12 +79,13 @@ type Options struct {
 	// bytes, so each READ would pay two system calls for nothing. For
 	// measurements.
 	Splice bool
-	// CacheDir lets the kernel keep directory listings in its page
-	// cache (FOPEN_CACHE_DIR): a directory read again is listed without
-	// READDIR round trips until it changes (the kernel drops the listing
-	// on its own changes; invalidation on tools', other mounts' and
-	// restores').
-	CacheDir bool
+	// NoCacheDir keeps the kernel from caching directory listings. By
+	// default it keeps them in its page cache (FOPEN_CACHE_DIR), as
+	// fuse-overlayfs has it do: a directory read again is listed without
+	// READDIR round trips until it changes (the kernel drops the listing on
+	// its own changes; invalidation on tools', other mounts' and
+	// restores'). For measurements.
+	NoCacheDir bool
 	// NoReaddirPlus turns off READDIRPLUS: listings carry no attributes,
 	// and a name the kernel has not looked up costs a LOOKUP when stat'ed.
 	// For measurements.

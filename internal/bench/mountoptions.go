@@ -50,9 +50,9 @@ type MountVariant struct {
 
 // ParseVariant parses "name=lever,lever" (or just "lever") into a variant
 // whose options turn those levers on: writeback, passthrough,
-// symlink-cache, ignore-security-labels, cache-dir; or, to measure what a
-// default lever gives, turn it off: no-cache-fill, no-negative-cache,
-// splice, no-readdirplus, full-readdirplus.
+// symlink-cache, ignore-security-labels; or, to measure what a default
+// lever gives, turn it off: no-cache-fill, no-negative-cache, splice,
+// no-cache-dir, no-readdirplus, full-readdirplus.
 func ParseVariant(spec string) (MountVariant, error) {
 	name, levers, ok := strings.Cut(spec, "=")
 	if !ok {
@@ -77,14 +77,14 @@ func ParseVariant(spec string) (MountVariant, error) {
 			v.Options.NoNegativeCache = true
 		case "splice":
 			v.Options.Splice = true
-		case "cache-dir":
-			v.Options.CacheDir = true
+		case "no-cache-dir":
+			v.Options.NoCacheDir = true
 		case "no-readdirplus":
 			v.Options.NoReaddirPlus = true
 		case "full-readdirplus":
 			v.Options.FullReaddirPlus = true
 		default:
-			return v, fmt.Errorf("unknown lever %q; use writeback, passthrough, symlink-cache, ignore-security-labels, no-cache-fill, no-negative-cache, splice, cache-dir, no-readdirplus, full-readdirplus", l)
+			return v, fmt.Errorf("unknown lever %q; use writeback, passthrough, symlink-cache, ignore-security-labels, no-cache-fill, no-negative-cache, splice, no-cache-dir, no-readdirplus, full-readdirplus", l)
 		}
 	}
 	return v, nil
