@@ -96,6 +96,12 @@ type Options struct {
 	// entries the kernel has not looked up carry attributes, taken from the
 	// listing. For measurements.
 	FullReaddirPlus bool
+	// NoReaderCap creates the mount's server with go-fuse's own number of
+	// reader goroutines (GOMAXPROCS) and leaves GOMAXPROCS alone. By
+	// default the server keeps at most three readers and the process's
+	// GOMAXPROCS is raised to leave a P idle (see withReaderCap). For
+	// measurements.
+	NoReaderCap bool
 	// FsName is the source name shown in /proc/mounts; "vfsd:<session>"
 	// when empty.
 	FsName string
