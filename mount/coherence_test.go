@@ -36,8 +36,26 @@ var coherenceFiles = map[string]string{
 // TestCoherenceToolToMount: every change a tool makes shows in the mount at
 // once — content, sizes, listings — although the kernel was told to cache
 // entries and attributes for an hour and has them all cached.
+// It runs with each way of serving directory listings.
 func TestCoherenceToolToMount(t *testing.T) {
-	e, m := mounted(t, coherenceFiles, mount.Options{})
+	for _, c := range dirOptions {
+		t.Run(c.name, func(t *testing.T) { coherenceToolToMount(t, c.opts) })
+	}
+}
+
+// dirOptions are the ways the mount can serve directory listings.
+var dirOptions = []struct {
+	name string
+	opts mount.Options
+}{
+	{"defaults", mount.Options{}},
+	{"no cache dir", mount.Options{NoCacheDir: true}},
+	{"full readdirplus", mount.Options{FullReaddirPlus: true}},
+	{"no readdirplus", mount.Options{NoReaddirPlus: true}},
+}
+
+func coherenceToolToMount(t *testing.T, opts mount.Options) {
+	e, m := mounted(t, coherenceFiles, opts)
 	dir := m.Dir()
 	requireSameTree(t, e.S, dir, "initial")
 
@@ -585,4 +603,52 @@ func TestCoherenceNegativeEntries(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(dir, "gone.txt"))
 	require.NoError(t, err, "a name the restore brought back")
 	require.Equal(t, "back again\n", string(data))
+}
+
+// TestCoherenceListings: a directory listed again shows every change since
+// — made through the mount, by a tool, by a restore — however listings are
+// served (by default the kernel keeps them), and entries listed carry
+// the attributes stat reports.
+func TestCoherenceListings(t *testing.T) {
+	for _, c := range dirOptions {
+		t.Run(c.name, func(t *testing.T) {
+			e, m := mounted(t, map[string]string{"d/a.txt": "a\n", "d/b.txt": "b\n", "d/sub/c.txt": "c\n"}, c.opts)
+			d := filepath.Join(m.Dir(), "d")
+			snap, err := e.Repo.Snapshot(ctx, e.S, "before")
+			require.NoError(t, err)
+			list := func() []string {
+				t.Helper()
+				ents, err := os.ReadDir(d)
+				require.NoError(t, err)
+				var names []string
+				for _, de := range ents {
+					info, err := de.Info()
+					require.NoError(t, err)
+					st, err := os.Lstat(filepath.Join(d, de.Name()))
+					require.NoError(t, err)
+					require.Equal(t, st.Mode(), info.Mode(), de.Name())
+					require.Equal(t, st.Size(), info.Size(), de.Name())
+					names = append(names, de.Name())
+				}
+				return names
+			}
+			require.Equal(t, []string{"a.txt", "b.txt", "sub"}, list())
+			require.Equal(t, []string{"a.txt", "b.txt", "sub"}, list(), "listed again")
+
+			require.NoError(t, os.WriteFile(filepath.Join(d, "m.txt"), []byte("through the mount\n"), 0o644))
+			require.NoError(t, os.Remove(filepath.Join(d, "a.txt")))
+			require.Equal(t, []string{"b.txt", "m.txt", "sub"}, list(), "after changes through the mount")
+
+			callOK(t, e, "write_file", map[string]any{"path": "d/t.txt", "inline_text": "by a tool\n"})
+			callOK(t, e, "delete_file", map[string]any{"path": "d/b.txt"})
+			callOK(t, e, "rename", map[string]any{"from": "d/sub", "to": "d/sub2"})
+			require.Equal(t, []string{"m.txt", "sub2", "t.txt"}, list(), "after a tool's changes")
+			callOK(t, e, "write_file", map[string]any{"path": "d/m.txt", "inline_text": "rewritten by a tool, longer\n"})
+			require.Equal(t, []string{"m.txt", "sub2", "t.txt"}, list(), "after a tool rewrote a file")
+
+			require.NoError(t, e.Repo.Restore(ctx, e.S, snap.ID))
+			require.Equal(t, []string{"a.txt", "b.txt", "sub"}, list(), "after a restore")
+			requireSameTree(t, e.S, m.Dir(), "after a restore")
+		})
+	}
 }

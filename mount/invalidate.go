@@ -76,13 +76,15 @@ func (m *Mount) changed(p vfs.Path) {
 // findOrForget is find for a path whose directories someone else may just
 // have created (a tool's write creates the parents it needs): where the
 // walk leaves the known tree, the kernel may still remember that the name
-// did not exist (a cached negative entry), so that entry is dropped.
+// did not exist (a cached negative entry), so that entry is dropped, and
+// so is the cached listing of the directory that gains the name.
 func (m *Mount) findOrForget(p vfs.Path) *gofs.Inode {
 	in := m.root.EmbeddedInode()
 	for _, seg := range p.Segments() {
 		child := in.GetChild(seg)
 		if child == nil {
 			in.NotifyEntry(seg)
+			notifyContent(in) // its cached listing gains the name
 			return nil
 		}
 		in = child

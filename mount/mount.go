@@ -30,6 +30,9 @@ type Mount struct {
 	server *fuse.Server
 	cancel func()
 	fills  fillStates // see fillCache
+	// releaseReaders ends the server's count in the reader cap (see
+	// withReaderCap).
+	releaseReaders func()
 
 	unmountOnce sync.Once
 	unmountErr  error
@@ -110,6 +113,8 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 			// go-fuse would write each reply's header into a pipe first
 			// and then drain it again, two system calls a READ for nothing.
 			DisableSplice: !opts.Splice,
+
+			DisableReadDirPlus: opts.NoReaddirPlus,
 		},
 		EntryTimeout:    &timeout,
 		AttrTimeout:     &timeout,
@@ -121,11 +126,17 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 	if opts.Writeback {
 		fo.MountOptions.ExtraCapabilities |= fuse.CAP_WRITEBACK_CACHE
 	}
-	server, err := mountServer(dir, m.root, fo)
+	var server *fuse.Server
+	release := func() {}
+	if opts.NoReaderCap {
+		server, err = mountServer(dir, m.root, fo)
+	} else {
+		server, release, err = withReaderCap(func() (*fuse.Server, error) { return mountServer(dir, m.root, fo) })
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w (is /dev/fuse available, and fuse3 installed?)", dir, err)
 	}
-	m.server = server
+	m.server, m.releaseReaders = server, release
 	m.cancel = s.Subscribe(m.invalidate)
 	return m, nil
 }
@@ -172,6 +183,7 @@ func (m *Mount) Unmount() error {
 	m.unmountOnce.Do(func() {
 		m.cancel()
 		err := m.server.Unmount()
+		m.releaseReaders()
 		if err != nil && errors.Is(err, syscall.EBUSY) || err != nil {
 			if lerr := syscall.Unmount(m.dir, syscall.MNT_DETACH); lerr == nil {
 				err = nil

@@ -31,22 +31,22 @@ type node struct {
 }
 
 var (
-	_ gofs.NodeLookuper   = (*node)(nil)
-	_ gofs.NodeGetattrer  = (*node)(nil)
-	_ gofs.NodeSetattrer  = (*node)(nil)
-	_ gofs.NodeReaddirer  = (*node)(nil)
-	_ gofs.NodeOpener     = (*node)(nil)
-	_ gofs.NodeCreater    = (*node)(nil)
-	_ gofs.NodeMkdirer    = (*node)(nil)
-	_ gofs.NodeUnlinker   = (*node)(nil)
-	_ gofs.NodeRmdirer    = (*node)(nil)
-	_ gofs.NodeRenamer    = (*node)(nil)
-	_ gofs.NodeSymlinker  = (*node)(nil)
-	_ gofs.NodeReadlinker = (*node)(nil)
-	_ gofs.NodeLinker     = (*node)(nil)
-	_ gofs.NodeStatfser   = (*node)(nil)
-	_ gofs.NodeFsyncer    = (*node)(nil)
-	_ gofs.NodeMknoder    = (*node)(nil)
+	_ gofs.NodeLookuper       = (*node)(nil)
+	_ gofs.NodeGetattrer      = (*node)(nil)
+	_ gofs.NodeSetattrer      = (*node)(nil)
+	_ gofs.NodeOpendirHandler = (*node)(nil)
+	_ gofs.NodeOpener         = (*node)(nil)
+	_ gofs.NodeCreater        = (*node)(nil)
+	_ gofs.NodeMkdirer        = (*node)(nil)
+	_ gofs.NodeUnlinker       = (*node)(nil)
+	_ gofs.NodeRmdirer        = (*node)(nil)
+	_ gofs.NodeRenamer        = (*node)(nil)
+	_ gofs.NodeSymlinker      = (*node)(nil)
+	_ gofs.NodeReadlinker     = (*node)(nil)
+	_ gofs.NodeLinker         = (*node)(nil)
+	_ gofs.NodeStatfser       = (*node)(nil)
+	_ gofs.NodeFsyncer        = (*node)(nil)
+	_ gofs.NodeMknoder        = (*node)(nil)
 
 	_ gofs.NodeGetxattrer    = (*node)(nil)
 	_ gofs.NodeSetxattrer    = (*node)(nil)
@@ -296,27 +296,6 @@ func timeSpec(in *fuse.SetAttrIn, set, now uint32, sec uint64, nsec uint32) vfs.
 		return vfs.UtimeNow
 	}
 	return vfs.At(time.Unix(int64(sec), int64(nsec)))
-}
-
-// Readdir lists the directory.
-func (n *node) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	p, ok := n.path()
-	if !ok {
-		return gofs.NewListDirStream(nil), 0 // a removed directory is empty
-	}
-	entries, err := n.m.s.List(ctx, p)
-	if err != nil {
-		return nil, Errno(err)
-	}
-	// "." and ".." lead the listing, as on any POSIX file system (go-fuse
-	// adds neither; ls -a, find and readdir(3) users expect them).
-	out := make([]fuse.DirEntry, 0, len(entries)+2)
-	out = append(out, fuse.DirEntry{Name: ".", Ino: n.StableAttr().Ino, Mode: fuse.S_IFDIR},
-		fuse.DirEntry{Name: "..", Ino: n.parentIno(), Mode: fuse.S_IFDIR})
-	for _, e := range entries {
-		out = append(out, fuse.DirEntry{Name: e.Name, Ino: e.Node.Ino, Mode: kindMode(e.Node)})
-	}
-	return gofs.NewListDirStream(out), 0
 }
 
 // parentIno is the inode number of the directory holding n: n's own at

@@ -79,6 +79,29 @@ type Options struct {
 	// bytes, so each READ would pay two system calls for nothing. For
 	// measurements.
 	Splice bool
+	// NoCacheDir keeps the kernel from caching directory listings. By
+	// default it keeps them in its page cache (FOPEN_CACHE_DIR), as
+	// fuse-overlayfs has it do: a directory read again is listed without
+	// READDIR round trips until it changes (the kernel drops the listing on
+	// its own changes; invalidation on tools', other mounts' and
+	// restores'). For measurements.
+	NoCacheDir bool
+	// NoReaddirPlus turns off READDIRPLUS: listings carry no attributes,
+	// and a name the kernel has not looked up costs a LOOKUP when stat'ed.
+	// For measurements.
+	NoReaddirPlus bool
+	// FullReaddirPlus answers READDIRPLUS as go-fuse does by default:
+	// every entry looked up again (a session lookup each) and sent with
+	// its attributes, also those the kernel holds already. By default only
+	// entries the kernel has not looked up carry attributes, taken from the
+	// listing. For measurements.
+	FullReaddirPlus bool
+	// NoReaderCap creates the mount's server with go-fuse's own number of
+	// reader goroutines (GOMAXPROCS) and leaves GOMAXPROCS alone. By
+	// default the server keeps at most three readers and the process's
+	// GOMAXPROCS is raised to leave a P idle (see withReaderCap). For
+	// measurements.
+	NoReaderCap bool
 	// FsName is the source name shown in /proc/mounts; "vfsd:<session>"
 	// when empty.
 	FsName string

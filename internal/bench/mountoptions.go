@@ -51,7 +51,8 @@ type MountVariant struct {
 // ParseVariant parses "name=lever,lever" (or just "lever") into a variant
 // whose options turn those levers on: writeback, passthrough,
 // symlink-cache, ignore-security-labels; or, to measure what a default
-// lever gives, turn it off: no-cache-fill, no-negative-cache, splice.
+// lever gives, turn it off: no-cache-fill, no-negative-cache, splice,
+// no-cache-dir, no-readdirplus, full-readdirplus, no-reader-cap.
 func ParseVariant(spec string) (MountVariant, error) {
 	name, levers, ok := strings.Cut(spec, "=")
 	if !ok {
@@ -76,8 +77,16 @@ func ParseVariant(spec string) (MountVariant, error) {
 			v.Options.NoNegativeCache = true
 		case "splice":
 			v.Options.Splice = true
+		case "no-cache-dir":
+			v.Options.NoCacheDir = true
+		case "no-readdirplus":
+			v.Options.NoReaddirPlus = true
+		case "full-readdirplus":
+			v.Options.FullReaddirPlus = true
+		case "no-reader-cap":
+			v.Options.NoReaderCap = true
 		default:
-			return v, fmt.Errorf("unknown lever %q; use writeback, passthrough, symlink-cache, ignore-security-labels, no-cache-fill, no-negative-cache, splice", l)
+			return v, fmt.Errorf("unknown lever %q; use writeback, passthrough, symlink-cache, ignore-security-labels, no-cache-fill, no-negative-cache, splice, no-cache-dir, no-readdirplus, full-readdirplus, no-reader-cap", l)
 		}
 	}
 	return v, nil

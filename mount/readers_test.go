@@ -1,0 +1,36 @@
+//go:build linux
+
+package mount_test
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vfsd/vfsd/mount"
+)
+
+// TestReaderCap: a mount leaves GOMAXPROCS high enough that a P stays idle
+// while its server's readers wait in read(2) (see mount.Options
+// NoReaderCap), and the mount serves requests as before; NoReaderCap
+// mounts leave GOMAXPROCS alone.
+func TestReaderCap(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
+
+	runtime.GOMAXPROCS(1)
+	_, m := mounted(t, map[string]string{"a.txt": "a\n"}, mount.Options{NoReaderCap: true})
+	require.Equal(t, 1, runtime.GOMAXPROCS(0), "NoReaderCap leaves GOMAXPROCS alone")
+	require.NoError(t, m.Unmount())
+
+	_, m = mounted(t, map[string]string{"a.txt": "a\n"}, mount.Options{})
+	require.GreaterOrEqual(t, runtime.GOMAXPROCS(0), 4, "three readers and an idle P")
+	for range 50 {
+		data, err := os.ReadFile(filepath.Join(m.Dir(), "a.txt"))
+		require.NoError(t, err)
+		require.Equal(t, "a\n", string(data))
+	}
+}
