@@ -128,10 +128,10 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 	}
 	var server *fuse.Server
 	release := func() {}
-	if opts.NoReaderCap {
-		server, err = mountServer(dir, m.root, fo)
-	} else {
+	if opts.ReaderCap {
 		server, release, err = withReaderCap(func() (*fuse.Server, error) { return mountServer(dir, m.root, fo) })
+	} else {
+		server, err = mountServer(dir, m.root, fo)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w (is /dev/fuse available, and fuse3 installed?)", dir, err)

@@ -15,7 +15,7 @@ import (
 // node_modules that was 15% of the mount's CPU in nanosleep alone, with
 // twice fuse-overlayfs' context switches per request.
 //
-// So unless Options.NoReaderCap, a mount's server is created while
+// So with Options.ReaderCap, a mount's server is created while
 // GOMAXPROCS is 1 (go-fuse then keeps at most three readers: it reads
 // GOMAXPROCS only then), and GOMAXPROCS is then left at least
 // readerProcs(live mounts), so that some P is always idle. GOMAXPROCS is

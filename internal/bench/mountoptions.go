@@ -50,9 +50,9 @@ type MountVariant struct {
 
 // ParseVariant parses "name=lever,lever" (or just "lever") into a variant
 // whose options turn those levers on: writeback, passthrough,
-// symlink-cache, ignore-security-labels; or, to measure what a default
-// lever gives, turn it off: no-cache-fill, no-negative-cache, splice,
-// no-cache-dir, no-readdirplus, full-readdirplus, no-reader-cap.
+// symlink-cache, ignore-security-labels, reader-cap; or, to measure what a
+// default lever gives, turn it off: no-cache-fill, no-negative-cache,
+// splice, no-cache-dir, no-readdirplus, full-readdirplus.
 func ParseVariant(spec string) (MountVariant, error) {
 	name, levers, ok := strings.Cut(spec, "=")
 	if !ok {
@@ -83,10 +83,10 @@ func ParseVariant(spec string) (MountVariant, error) {
 			v.Options.NoReaddirPlus = true
 		case "full-readdirplus":
 			v.Options.FullReaddirPlus = true
-		case "no-reader-cap":
-			v.Options.NoReaderCap = true
+		case "reader-cap":
+			v.Options.ReaderCap = true
 		default:
-			return v, fmt.Errorf("unknown lever %q; use writeback, passthrough, symlink-cache, ignore-security-labels, no-cache-fill, no-negative-cache, splice, no-cache-dir, no-readdirplus, full-readdirplus, no-reader-cap", l)
+			return v, fmt.Errorf("unknown lever %q; use writeback, passthrough, symlink-cache, ignore-security-labels, no-cache-fill, no-negative-cache, splice, no-cache-dir, no-readdirplus, full-readdirplus, reader-cap", l)
 		}
 	}
 	return v, nil
