@@ -27,11 +27,10 @@ import (
 // every chmod (tar chmods each directory it made, so a du after an untar
 // would otherwise look up every directory again).
 type dirHandle struct {
-	n        *node
-	listed   bool
-	entries  []vfs.DirEntry
-	pos      int // index of the next entry, counting "." and ".."
-	lastNode vfs.Node
+	n       *node
+	listed  bool
+	entries []vfs.DirEntry
+	pos     int // index of the next entry, counting "." and ".."
 }
 
 var (
@@ -90,7 +89,6 @@ func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 	case i-2 < len(d.entries):
 		e := d.entries[i-2]
 		de.Name, de.Ino, de.Mode = e.Name, e.Node.Ino, kindMode(e.Node)
-		d.lastNode = e.Node
 	default:
 		return nil, 0
 	}
@@ -121,10 +119,10 @@ type plusDirHandle struct{ *dirHandle }
 // Lookup answers READDIRPLUS for name, the entry Readdirent returned last,
 // from the listing (see dirHandle).
 func (d plusDirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	vn := d.lastNode
 	if d.pos < 3 || d.entries[d.pos-3].Name != name {
 		return d.n.Lookup(ctx, name, out) // not the last entry: cannot happen; look it up
 	}
+	vn := d.entries[d.pos-3].Node
 	if !vn.IsDir() {
 		if child := d.n.GetChild(name); child != nil && child.StableAttr() == stable(vn) {
 			return nil, errKnown
