@@ -393,7 +393,7 @@ func (r *Repo) openSlot(id string, sl *sessionSlot) (*vfs.Session, error) {
 	defer r.mu.Unlock()
 	defer close(ch)
 	sl.opening = nil
-	if errors.Is(err, vfs.ErrNoSession) && emptyJournal(sl.dir) && r.sessions[id] == sl {
+	if errors.Is(err, vfs.ErrNoSession) && vfs.JournalEmpty(sl.dir) && r.sessions[id] == sl {
 		// Named for the session, but its creation never wrote the
 		// journal's header (a crash between the two): nothing was
 		// acknowledged, so nothing is lost. A journal with bytes but no

@@ -187,10 +187,3 @@ func newerSessionDir(a, b string) bool {
 	}
 	return ha.Created > hb.Created
 }
-
-// emptyJournal reports whether session directory dir's journal is missing
-// or empty: a session whose creation never wrote its header.
-func emptyJournal(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, "journal"))
-	return errors.Is(err, fs.ErrNotExist) || (err == nil && fi.Size() == 0)
-}

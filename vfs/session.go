@@ -267,12 +267,20 @@ func Create(ctx context.Context, opts Options, base Tree, baseID string) (*Sessi
 
 // IsPrepared reports whether dir was laid out by PrepareDir and not used.
 func IsPrepared(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, journalName))
-	if err != nil || fi.Size() != 0 {
+	if fi, err := os.Stat(filepath.Join(dir, journalName)); err != nil || fi.Size() != 0 {
 		return false
 	}
 	entries, err := os.ReadDir(filepath.Join(dir, upperName))
 	return err == nil && len(entries) == 0
+}
+
+// JournalEmpty reports whether session directory dir's journal is missing
+// or empty: a session whose creation never wrote its header (ReadHeader
+// then fails with ErrNoSession), as opposed to one whose journal holds
+// bytes but no readable header, which is damage.
+func JournalEmpty(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, journalName))
+	return errors.Is(err, os.ErrNotExist) || (err == nil && fi.Size() == 0)
 }
 
 // ReadHeader returns the journal header of the session in dir. A directory
