@@ -179,9 +179,7 @@ func (r *Repo) unindexLocked(id vfs.Hash) {
 
 // hasManifest reports whether a manifest is stored in some indexed record.
 func (r *Repo) hasManifest(h vfs.Hash) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, ok := r.index[h]
+	_, ok := r.indexLoc(h)
 	return ok
 }
 
@@ -258,25 +256,23 @@ type manifestReader struct {
 }
 
 // useRecord indexes ancestor record ph, read whole into b, and moves on
-// to its parent; it reports whether manifest h is now indexed.
-func (m *manifestReader) useRecord(ph vfs.Hash, b []byte, h vfs.Hash) (bool, error) {
+// to its parent.
+func (m *manifestReader) useRecord(ph vfs.Hash, b []byte) error {
 	rec, _, err := m.r.indexRecord(ph, b)
 	if err != nil && !errors.Is(err, errIsPack) {
-		return false, fmt.Errorf("record %s: %w", ph.Short(), err)
+		return fmt.Errorf("record %s: %w", ph.Short(), err)
 	}
 	m.records[ph] = b
 	m.parent = rec.Parent
-	m.r.mu.Lock()
-	defer m.r.mu.Unlock()
-	_, ok := m.r.index[h]
-	return ok, nil
+	return nil
 }
 
-// indexLoc returns where the index says manifest h is.
-func (r *Repo) indexLoc(h vfs.Hash) manifestLoc {
+// indexLoc returns where the index says manifest h is, if it knows.
+func (r *Repo) indexLoc(h vfs.Hash) (manifestLoc, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.index[h]
+	loc, ok := r.index[h]
+	return loc, ok
 }
 
 // scanHead looks for manifest h in head-opened record hr.
@@ -288,17 +284,13 @@ func (m *manifestReader) scanHead(ctx context.Context, hr *headRecord, h vfs.Has
 	if !found {
 		return manifestLoc{}, false, nil
 	}
-	m.r.mu.Lock()
-	defer m.r.mu.Unlock()
-	loc, ok := m.r.index[h]
+	loc, ok := m.r.indexLoc(h)
 	return loc, ok, nil
 }
 
 func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, error) {
 	var err error
-	m.r.mu.Lock()
-	loc, ok := m.r.index[h]
-	m.r.mu.Unlock()
+	loc, ok := m.r.indexLoc(h)
 	for i := 0; !ok && i < len(m.heads); i++ {
 		if loc, ok, err = m.scanHead(ctx, m.heads[i], h); err != nil {
 			return nil, err
@@ -330,10 +322,10 @@ func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, erro
 				continue
 			}
 			if whole != nil {
-				if ok, err = m.useRecord(ph, whole, h); err != nil {
+				if err := m.useRecord(ph, whole); err != nil {
 					return nil, err
 				}
-				loc = m.r.indexLoc(h)
+				loc, ok = m.r.indexLoc(h)
 				continue
 			}
 		}
@@ -347,32 +339,23 @@ func (m *manifestReader) manifest(ctx context.Context, h vfs.Hash) ([]byte, erro
 		if err != nil {
 			return nil, fmt.Errorf("manifest %s: ancestor %s: %w", h.Short(), ph.Short(), err)
 		}
-		rec, _, err := m.r.indexRecord(ph, b)
-		if err != nil && !errors.Is(err, errIsPack) {
-			return nil, fmt.Errorf("record %s: %w", ph.Short(), err)
+		if err := m.useRecord(ph, b); err != nil {
+			return nil, err
 		}
-		m.records[ph] = b
-		m.parent = rec.Parent
-		m.r.mu.Lock()
-		loc, ok = m.r.index[h]
-		m.r.mu.Unlock()
+		loc, ok = m.r.indexLoc(h)
 	}
 	if !ok && !m.scanned {
 		m.scanned = true
 		if err := m.r.indexAll(ctx); err != nil {
 			return nil, err
 		}
-		m.r.mu.Lock()
-		loc, ok = m.r.index[h]
-		m.r.mu.Unlock()
+		loc, ok = m.r.indexLoc(h)
 	}
 	if !ok && m.r.remote != nil {
 		if err := m.r.indexRemote(ctx); err != nil {
 			return nil, err
 		}
-		m.r.mu.Lock()
-		loc, ok = m.r.index[h]
-		m.r.mu.Unlock()
+		loc, ok = m.r.indexLoc(h)
 	}
 	if !ok {
 		return nil, &vfs.Error{Op: "manifest", Path: h.String(), Code: vfs.CodeNotFound, Msg: "no record holds this manifest"}
