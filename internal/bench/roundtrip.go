@@ -11,15 +11,6 @@ import (
 // roundTripFile is the file the round_trip step asks about.
 const roundTripFile = "round-trip"
 
-// RoundTrip asks for an extended attribute path does not have, n times:
-// each is one request to the file system serving path (the kernel caches
-// no xattrs), answered ENODATA. It is the body of `vfsd bench round-trip`,
-// which the mount benchmark's round_trip step runs in a fresh process, as
-// a container's program would: the benchmark's own process serves the
-// vfsd mount, and a client there would compete with its server for the
-// same threads.
-func RoundTrip(path string, n int) error { return roundTrip(path, n) }
-
 // runRoundTrip runs `vfsd bench round-trip` on path.
 func runRoundTrip(ctx context.Context, path string, n int) error {
 	self, err := os.Executable()
