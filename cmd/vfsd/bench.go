@@ -255,7 +255,7 @@ fusermount3, /dev/fuse, tar and rg; the run takes a few minutes.`,
 	cmd.Flags().StringSliceVar(&opts.Steps, "steps", nil, "steps to run (default: all)")
 	cmd.Flags().IntVar(&opts.GoPackages, "go-packages", 40, "packages of the container steps' Go module (about 1,100 lines each)")
 	cmd.Flags().IntVar(&opts.NpmPackages, "npm-packages", 1000, "packages of the container steps' node_modules (ten files each)")
-	cmd.Flags().StringArrayVar(&variants, "ab", nil, "add vfsd's FUSE mount with levers on as target vfsd_NAME: NAME=lever,lever (writeback, passthrough, symlink-cache, ignore-security-labels, reader-cap; no-cache-fill, no-negative-cache, splice, no-cache-dir, no-readdirplus, full-readdirplus turn a default lever off); repeatable")
+	cmd.Flags().StringArrayVar(&variants, "ab", nil, "add vfsd's FUSE mount with levers on as target vfsd_NAME: NAME=lever,lever, levers: "+bench.MountLeverNames()+" (the no- ones, splice and full-readdirplus change what the mount does by default); repeatable")
 	cmd.Flags().StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of each step on vfsd and loopback to PREFIX-<target>-<step>.pprof")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	_ = cmd.Flags().MarkHidden("cpuprofile")

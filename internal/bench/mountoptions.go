@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,11 +49,40 @@ type MountVariant struct {
 	Options mount.Options
 }
 
+// mountLever is a lever of vfsd's FUSE mount, by name.
+type mountLever struct {
+	name string
+	set  func(*mount.Options)
+}
+
+// mountLevers are the levers a variant can name: the first turn an opt-in
+// option on, the "no-" ones (and splice, full-readdirplus) turn off, or
+// change, what the mount does by default, to measure what that gives.
+var mountLevers = []mountLever{
+	{"writeback", func(o *mount.Options) { o.Writeback = true }},
+	{"passthrough", func(o *mount.Options) { o.Passthrough = true }},
+	{"symlink-cache", func(o *mount.Options) { o.SymlinkCaching = true }},
+	{"ignore-security-labels", func(o *mount.Options) { o.IgnoreSecurityLabels = true }},
+	{"reader-cap", func(o *mount.Options) { o.ReaderCap = true }},
+	{"no-cache-fill", func(o *mount.Options) { o.NoCacheFill = true }},
+	{"no-negative-cache", func(o *mount.Options) { o.NoNegativeCache = true }},
+	{"splice", func(o *mount.Options) { o.Splice = true }},
+	{"no-cache-dir", func(o *mount.Options) { o.NoCacheDir = true }},
+	{"no-readdirplus", func(o *mount.Options) { o.NoReaddirPlus = true }},
+	{"full-readdirplus", func(o *mount.Options) { o.FullReaddirPlus = true }},
+}
+
+// MountLeverNames lists the levers ParseVariant knows, comma-separated.
+func MountLeverNames() string {
+	names := make([]string, len(mountLevers))
+	for i, l := range mountLevers {
+		names[i] = l.name
+	}
+	return strings.Join(names, ", ")
+}
+
 // ParseVariant parses "name=lever,lever" (or just "lever") into a variant
-// whose options turn those levers on: writeback, passthrough,
-// symlink-cache, ignore-security-labels, reader-cap; or, to measure what a
-// default lever gives, turn it off: no-cache-fill, no-negative-cache,
-// splice, no-cache-dir, no-readdirplus, full-readdirplus.
+// whose options turn those levers (mountLevers) on.
 func ParseVariant(spec string) (MountVariant, error) {
 	name, levers, ok := strings.Cut(spec, "=")
 	if !ok {
@@ -62,32 +92,11 @@ func ParseVariant(spec string) (MountVariant, error) {
 	var v MountVariant
 	v.Name = strings.ReplaceAll(name, "-", "_")
 	for _, l := range strings.Split(levers, ",") {
-		switch l {
-		case "writeback":
-			v.Options.Writeback = true
-		case "passthrough":
-			v.Options.Passthrough = true
-		case "symlink-cache":
-			v.Options.SymlinkCaching = true
-		case "ignore-security-labels":
-			v.Options.IgnoreSecurityLabels = true
-		case "no-cache-fill": // the default's levers, off
-			v.Options.NoCacheFill = true
-		case "no-negative-cache":
-			v.Options.NoNegativeCache = true
-		case "splice":
-			v.Options.Splice = true
-		case "no-cache-dir":
-			v.Options.NoCacheDir = true
-		case "no-readdirplus":
-			v.Options.NoReaddirPlus = true
-		case "full-readdirplus":
-			v.Options.FullReaddirPlus = true
-		case "reader-cap":
-			v.Options.ReaderCap = true
-		default:
-			return v, fmt.Errorf("unknown lever %q; use writeback, passthrough, symlink-cache, ignore-security-labels, no-cache-fill, no-negative-cache, splice, no-cache-dir, no-readdirplus, full-readdirplus, reader-cap", l)
+		i := slices.IndexFunc(mountLevers, func(m mountLever) bool { return m.name == l })
+		if i < 0 {
+			return v, fmt.Errorf("unknown lever %q; use %s", l, MountLeverNames())
 		}
+		mountLevers[i].set(&v.Options)
 	}
 	return v, nil
 }
