@@ -318,7 +318,7 @@ func (r *Repo) NewSession(ctx context.Context, opts SessionOptions) (*vfs.Sessio
 	sl := &sessionSlot{creating: true} // reserve the ID
 	r.sessions[id] = sl
 	r.mu.Unlock()
-	dir, err := r.nameSessionDir(id, r.slots.take())
+	dir, err := nameSessionDir(id, r.slots.take())
 	if err != nil {
 		r.mu.Lock()
 		delete(r.sessions, id)

@@ -53,7 +53,7 @@ func newDirName() string {
 	if _, err := rand.Read(b[:]); err != nil {
 		panic(err)
 	}
-	return "d-" + hex.EncodeToString(b[:])
+	return slotDirPrefix + hex.EncodeToString(b[:])
 }
 
 // take returns a prepared directory, or a fresh path for vfs.Create to lay
@@ -134,6 +134,7 @@ func (p *slotPool) close() {
 // directory to x-<name> before removing it, and OpenRepo finishes removals
 // that were cut short.
 const (
+	slotDirPrefix    = "d-" // a prepared slot, or an older repository's session
 	sessionDirPrefix = "s-"
 	deletedDirPrefix = "x-"
 )
@@ -141,7 +142,7 @@ const (
 // sessionDirName is the directory name of session id in the slot named
 // slot (d-<digits>).
 func sessionDirName(id, slot string) string {
-	return sessionDirPrefix + id + "." + strings.TrimPrefix(slot, "d-")
+	return sessionDirPrefix + id + "." + strings.TrimPrefix(slot, slotDirPrefix)
 }
 
 // parseSessionDirName returns the session ID a directory name gives, if it
@@ -164,7 +165,7 @@ func parseSessionDirName(name string) (string, bool) {
 
 // nameSessionDir gives slot, a directory slotPool.take returned (prepared,
 // or a path to lay out), its session's name, and returns its new path.
-func (r *Repo) nameSessionDir(id, slot string) (string, error) {
+func nameSessionDir(id, slot string) (string, error) {
 	named := filepath.Join(filepath.Dir(slot), sessionDirName(id, filepath.Base(slot)))
 	if err := os.Rename(slot, named); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("name the session's directory: %w", err)
