@@ -13,8 +13,9 @@ type Sort int
 
 // Orders.
 const (
-	// SortByMtime lists the most recently changed first (Node.Updated),
-	// ties by path.
+	// SortByMtime lists the most recently changed first (Node.Mtime, to
+	// the nanosecond: two writes in one millisecond still differ), ties
+	// by path.
 	SortByMtime Sort = iota
 	// SortByPath lists in path order (vfs.ComparePaths).
 	SortByPath
@@ -102,7 +103,7 @@ func Glob(ctx context.Context, t vfs.Tree, opts GlobOptions) (*GlobResult, error
 	}
 	if opts.Sort == SortByMtime {
 		// The walk yields path order: a stable sort keeps it among ties.
-		slices.SortStableFunc(res.Entries, func(a, b GlobEntry) int { return cmpInt64(b.Node.Updated, a.Node.Updated) })
+		slices.SortStableFunc(res.Entries, func(a, b GlobEntry) int { return cmpInt64(b.Node.Mtime, a.Node.Mtime) })
 	}
 	if opts.MaxResults > 0 && len(res.Entries) > opts.MaxResults {
 		res.Entries = slices.Clip(res.Entries[:opts.MaxResults])

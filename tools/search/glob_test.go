@@ -184,6 +184,20 @@ func TestGlobSortByMtime(t *testing.T) {
 		got = append(got, string(e.Path))
 	}
 	require.Equal(t, []string{"x", "y", "z"}, got)
+
+	// Two writes within one millisecond still sort newest first: the
+	// order is the nanosecond mtime, not its millisecond mirror.
+	b = vfs.NewTreeBuilder(vfs.Node{Kind: vfs.KindDir, Mode: vfs.DefaultDirMode, Ino: 1})
+	const ms = int64(1_700_000_000_000)
+	b.Set(p("old.ts"), vfs.Node{Kind: vfs.KindFile, Mode: vfs.DefaultFileMode, Ino: 2, Mtime: ms*1e6 + 100, Updated: ms})
+	b.Set(p("src.ts"), vfs.Node{Kind: vfs.KindFile, Mode: vfs.DefaultFileMode, Ino: 3, Mtime: ms*1e6 + 900, Updated: ms})
+	res, err = Glob(ctx, b.Tree(), GlobOptions{Pattern: "*"})
+	require.NoError(t, err)
+	got = got[:0]
+	for _, e := range res.Entries {
+		got = append(got, string(e.Path))
+	}
+	require.Equal(t, []string{"src.ts", "old.ts"}, got)
 }
 
 func TestGlobErrors(t *testing.T) {
