@@ -207,15 +207,27 @@ func (l *remoteLink) errRemote(ns Namespace, h vfs.Hash, err error) error {
 		Msg: "not in the local store, and the remote " + fmt.Sprint(l.store) + " failed; retry once it is reachable", Err: err}
 }
 
+// openLocalObject opens an object in the local store. With a remote, an
+// object missing there fails with an error matching vfs.ErrNotLocal: the
+// remote may have it.
+func (r *Repo) openLocalObject(ctx context.Context, ns Namespace, h vfs.Hash) (vfs.Blob, error) {
+	b, err := r.store.Open(ctx, ns, h)
+	l := r.remote
+	switch {
+	case l == nil:
+	case err == nil && ns == Blobs:
+		l.touch(h)
+	case errors.Is(err, vfs.ErrNotFound):
+		return nil, fmt.Errorf("open %s %s: %w", objectNoun(ns), h.Short(), vfs.ErrNotLocal)
+	}
+	return b, err
+}
+
 // openObject opens an object in the local store, fetching it from the
 // remote first if it is missing there.
 func (r *Repo) openObject(ctx context.Context, ns Namespace, h vfs.Hash) (vfs.Blob, error) {
-	b, err := r.store.Open(ctx, ns, h)
-	l := r.remote
-	if l == nil || !errors.Is(err, vfs.ErrNotFound) {
-		if err == nil && l != nil && ns == Blobs {
-			l.touch(h)
-		}
+	b, err := r.openLocalObject(ctx, ns, h)
+	if !errors.Is(err, vfs.ErrNotLocal) {
 		return b, err
 	}
 	for range 3 { // an eviction may race the open after a fetch

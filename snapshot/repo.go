@@ -615,6 +615,22 @@ func (b repoBlobs) Open(ctx context.Context, h vfs.Hash) (vfs.Blob, error) {
 	return b.r.openObject(ctx, Blobs, h)
 }
 
+// OpenLocal opens blob h if the local store has it; with a remote, a blob
+// it lacks fails at once with an error matching vfs.ErrNotLocal (sessions
+// then fetch it with Fetch, holding no lock).
+func (b repoBlobs) OpenLocal(ctx context.Context, h vfs.Hash) (vfs.Blob, error) {
+	return b.r.openLocalObject(ctx, Blobs, h)
+}
+
+// Fetch brings blob h from the remote into the local store (nothing to do
+// without a remote, or when it is here already).
+func (b repoBlobs) Fetch(ctx context.Context, h vfs.Hash) error {
+	if b.r.remote == nil {
+		return nil
+	}
+	return b.r.fetch(ctx, Blobs, h)
+}
+
 // put stores content and pins it, so garbage collection cannot delete it
 // before the caller references it.
 func (r *Repo) put(ctx context.Context, ns Namespace, rd io.Reader, opts PutOptions) (vfs.Hash, int64, func(), error) {

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 )
@@ -47,3 +48,29 @@ type LocalBlobStore interface {
 	// written to.
 	BlobPath(h Hash) (string, bool)
 }
+
+// FetchingBlobStore is implemented by blob stores some of whose blobs are
+// elsewhere until first read (a repository with a remote). A session reads
+// such a store with OpenLocal while it holds its lock, and fetches what is
+// missing with Fetch after letting go of it, so that a slow remote holds up
+// only the reads that need it: never a write, nor a read of local content.
+type FetchingBlobStore interface {
+	BlobStore
+	// OpenLocal opens blob h if it is stored here, at once; otherwise it
+	// fails with an error matching ErrNotLocal (or ErrNotFound when no
+	// such blob exists anywhere it knows to look).
+	OpenLocal(ctx context.Context, h Hash) (Blob, error)
+	// Fetch brings blob h here, waiting as long as ctx allows.
+	Fetch(ctx context.Context, h Hash) error
+}
+
+// ErrNotLocal is the error FetchingBlobStore.OpenLocal's matches when the
+// blob must be fetched first.
+var ErrNotLocal = errors.New("blob is not local yet")
+
+// notLocalError says that content a locked attempt needed is blob, which
+// must be fetched with the lock released (fetchThen).
+type notLocalError struct{ blob Hash }
+
+func (e *notLocalError) Error() string { return "blob " + e.blob.Short() + " is not local yet" }
+func (e *notLocalError) Unwrap() error { return ErrNotLocal }

@@ -200,13 +200,29 @@ func (h *Handle) Stat() (Node, error) {
 }
 
 // ReadAt reads len(p) bytes at off, returning io.EOF at the end of the file.
-func (h *Handle) ReadAt(p []byte, off int64) (int, error) {
+func (h *Handle) ReadAt(p []byte, off int64) (n int, err error) {
+	var b Blob
+	err = h.s.fetchThen(context.Background(), func(localOnly bool) (err error) {
+		b, n, err = h.readAtOnce(p, off, localOnly)
+		return err
+	})
+	if b == nil || err != nil {
+		return n, err
+	}
+	defer b.Close()
+	return b.ReadAt(p, off)
+}
+
+// readAtOnce is one attempt of ReadAt, under s.mu (see fetchThen): it reads
+// an upper file itself, and opens a blob for the caller to read after the
+// lock is released.
+func (h *Handle) readAtOnce(p []byte, off int64, localOnly bool) (Blob, int, error) {
 	const op = "read"
 	s := h.s
 	s.mu.RLock()
 	if err := h.usableLocked(op); err != nil {
 		s.mu.RUnlock()
-		return 0, err
+		return nil, 0, err
 	}
 	_, src := h.contentLocked()
 	if uf := src.uf; uf != nil {
@@ -214,21 +230,22 @@ func (h *Handle) ReadAt(p []byte, off int64) (int, error) {
 		s.mu.RUnlock()
 		defer uf.mu.RUnlock()
 		if uf.closed {
-			return 0, &Error{Op: op, Path: h.path.String(), Code: CodeStale, Msg: "file changed while reading; retry"}
+			return nil, 0, &Error{Op: op, Path: h.path.String(), Code: CodeStale, Msg: "file changed while reading; retry"}
 		}
 		f, err := uf.file()
 		if err != nil {
-			return 0, ioErr(op, h.path, err)
+			return nil, 0, ioErr(op, h.path, err)
 		}
-		return f.ReadAt(p, off)
+		n, err := f.ReadAt(p, off)
+		return nil, n, err
 	}
-	b, err := s.openSourceLocked(context.Background(), src)
+	b, err := s.openSourceLocked(context.Background(), src, localOnly)
+	path := h.path
 	s.mu.RUnlock()
 	if err != nil {
-		return 0, ioErr(op, h.path, err)
+		return nil, 0, ioErr(op, path, err)
 	}
-	defer b.Close()
-	return b.ReadAt(p, off)
+	return b, 0, nil
 }
 
 // WriteAt writes p at off (at the end of the file for O_APPEND handles),
@@ -304,35 +321,61 @@ func (h *Handle) writableUpper(limit int64) (*upperFile, error) {
 	const op = "write"
 	s := h.s
 	for {
-		s.mu.RLock()
-		if err := h.usableLocked(op); err != nil {
-			s.mu.RUnlock()
+		var c copySource
+		err := s.fetchThen(context.Background(), func(localOnly bool) (err error) {
+			c, err = h.copySourceOnce(localOnly)
+			return err
+		})
+		if err != nil {
 			return nil, err
 		}
-		_, src := h.contentLocked()
-		if uf := src.uf; uf != nil {
-			uf.mu.RLock()
-			if !uf.frozen && !uf.closed {
-				s.mu.RUnlock()
-				return uf, nil
-			}
-			uf.mu.RUnlock()
+		if c.upper != nil {
+			return c.upper, nil
 		}
-		attached := !h.detached
-		rd, err := s.openSourceLocked(context.Background(), src)
-		s.mu.RUnlock()
+		nuf, err := s.copyUp(c.content, limit)
+		c.content.Close()
 		if err != nil {
 			return nil, ioErr(op, h.Path(), err)
 		}
-		nuf, err := s.copyUp(rd, limit)
-		rd.Close()
-		if err != nil {
-			return nil, ioErr(op, h.Path(), err)
-		}
-		if !h.installCopy(nuf, src, attached) {
+		if !h.installCopy(nuf, c.src, c.attached) {
 			nuf.close(true)
 		}
 	}
+}
+
+// copySource is what writableUpper writes to: the handle's upper file,
+// read-locked, when it is writable; else the content to copy up, where it
+// came from, and whether the handle was attached to its path then.
+type copySource struct {
+	upper    *upperFile
+	content  Blob
+	src      source
+	attached bool
+}
+
+// copySourceOnce is one attempt of writableUpper's look at the handle's
+// content, under s.mu (see fetchThen).
+func (h *Handle) copySourceOnce(localOnly bool) (copySource, error) {
+	const op = "write"
+	s := h.s
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := h.usableLocked(op); err != nil {
+		return copySource{}, err
+	}
+	_, src := h.contentLocked()
+	if uf := src.uf; uf != nil {
+		uf.mu.RLock()
+		if !uf.frozen && !uf.closed {
+			return copySource{upper: uf}, nil
+		}
+		uf.mu.RUnlock()
+	}
+	rd, err := s.openSourceLocked(context.Background(), src, localOnly)
+	if err != nil {
+		return copySource{}, ioErr(op, h.path, err)
+	}
+	return copySource{content: rd, src: src, attached: !h.detached}, nil
 }
 
 // installCopy makes a fresh copy-up the handle's file, if the content it was

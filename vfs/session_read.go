@@ -129,6 +129,16 @@ func (s *Session) Open(ctx context.Context, p Path) (*Reader, error) {
 	if err := s.check(op, AccessRead, p); err != nil {
 		return nil, err
 	}
+	var r *Reader
+	err := s.fetchThen(ctx, func(localOnly bool) (err error) {
+		r, err = s.openOnce(ctx, op, p, localOnly)
+		return err
+	})
+	return r, err
+}
+
+// openOnce is one attempt of Open, under s.mu (see fetchThen).
+func (s *Session) openOnce(ctx context.Context, op string, p Path, localOnly bool) (*Reader, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -147,7 +157,7 @@ func (s *Session) Open(ctx context.Context, p Path) (*Reader, error) {
 	case n.IsSpecial():
 		return nil, newErr(CodeInvalid, op, p, fmt.Sprintf("is a %s, which has no content to read", n.Kind))
 	}
-	b, err := s.openSourceLocked(ctx, s.nodeSourceLocked(n))
+	b, err := s.openSourceLocked(ctx, s.nodeSourceLocked(n), localOnly)
 	if err != nil {
 		return nil, ioErr(op, p, err)
 	}

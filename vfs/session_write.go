@@ -120,6 +120,28 @@ func (s *Session) precheckWrite(op string, p Path, opts WriteOptions) error {
 	return withOp(err, op)
 }
 
+// appendBaseOnce looks up the file at p and opens its content, for
+// appendFile, under s.mu (one attempt: see fetchThen).
+func (s *Session) appendBaseOnce(ctx context.Context, op string, p Path, localOnly bool) (n Node, exists bool, content Blob, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return Node{}, false, nil, closedErr(op)
+	}
+	n, exists, err = s.tree.Lookup(p)
+	if err != nil {
+		return Node{}, false, nil, withOp(err, op)
+	}
+	if !exists || !n.IsFile() {
+		return n, exists, nil, nil
+	}
+	content, err = s.openSourceLocked(ctx, s.nodeSourceLocked(n), localOnly)
+	if err != nil {
+		return Node{}, false, nil, ioErr(op, p, err)
+	}
+	return n, true, content, nil
+}
+
 // appendFile appends content to the file at p: it reads the current content,
 // stores old+new as one blob and installs it if the file has not changed
 // meanwhile, retrying otherwise.
@@ -130,23 +152,17 @@ func (s *Session) appendFile(ctx context.Context, p Path, content io.Reader, opt
 		return WriteResult{}, ioErr(op, p, err)
 	}
 	for range maxAppendRetries {
-		s.mu.RLock()
-		if s.closed {
-			s.mu.RUnlock()
-			return WriteResult{}, closedErr(op)
-		}
-		n, exists, err := s.tree.Lookup(p)
+		var (
+			n      Node
+			exists bool
+			old    Blob
+		)
+		err := s.fetchThen(ctx, func(localOnly bool) (err error) {
+			n, exists, old, err = s.appendBaseOnce(ctx, op, p, localOnly)
+			return err
+		})
 		if err != nil {
-			s.mu.RUnlock()
-			return WriteResult{}, withOp(err, op)
-		}
-		var old Blob
-		if exists && n.IsFile() {
-			old, err = s.openSourceLocked(ctx, s.nodeSourceLocked(n))
-		}
-		s.mu.RUnlock()
-		if err != nil {
-			return WriteResult{}, ioErr(op, p, err)
+			return WriteResult{}, err
 		}
 		var version uint64
 		if exists {

@@ -106,7 +106,11 @@ func (s *Session) nodeSourceLocked(n Node) source {
 // the reader stays valid after the lock is released, even if the content is
 // dropped later. An upper file is read through a duplicate descriptor, so
 // the reader sees the file's live content.
-func (s *Session) openSourceLocked(ctx context.Context, src source) (Blob, error) {
+//
+// With localOnly, a blob the store must fetch first is not waited for: the
+// error is a *notLocalError, on which the caller lets go of the lock and
+// has fetchThen fetch it and try again.
+func (s *Session) openSourceLocked(ctx context.Context, src source, localOnly bool) (Blob, error) {
 	if src.uf != nil {
 		return src.uf.openReader()
 	}
@@ -116,7 +120,50 @@ func (s *Session) openSourceLocked(ctx context.Context, src source) (Blob, error
 	case EmptyHash:
 		return emptyBlob{}, nil // empty content needs no store
 	}
+	if f, ok := s.opts.Blobs.(FetchingBlobStore); ok && localOnly {
+		b, err := f.OpenLocal(ctx, src.blob)
+		if errors.Is(err, ErrNotLocal) {
+			return nil, &notLocalError{blob: src.blob}
+		}
+		return b, err
+	}
 	return s.opts.Blobs.Open(ctx, src.blob)
+}
+
+// maxFetchAhead bounds how often fetchThen fetches and tries again before
+// its last try, which fetches with the lock held (as a store without a
+// remote reads): content that keeps changing, or a cache so small that a
+// blob is evicted before it is opened, must still be read in the end.
+const maxFetchAhead = 3
+
+// fetchThen runs attempt, which takes Session.mu, reads content with
+// openSourceLocked and lets go of the lock, first with localOnly set. When
+// the content is a blob still to be fetched (attempt's error wraps a
+// *notLocalError, in the *Error that names the operation and path), it is
+// fetched with no lock held and attempt runs again, since the file may have
+// changed meanwhile. A fetch that fails is reported as that operation's io
+// error.
+func (s *Session) fetchThen(ctx context.Context, attempt func(localOnly bool) error) error {
+	f, ok := s.opts.Blobs.(FetchingBlobStore)
+	if !ok {
+		return attempt(false)
+	}
+	for range maxFetchAhead {
+		err := attempt(true)
+		var nl *notLocalError
+		if !errors.As(err, &nl) {
+			return err
+		}
+		if ferr := f.Fetch(ctx, nl.blob); ferr != nil {
+			e := &Error{Code: CodeIO, Msg: "I/O failed", Err: ferr}
+			var at *Error
+			if errors.As(err, &at) {
+				e.Op, e.Path = at.Op, at.Path
+			}
+			return e
+		}
+	}
+	return attempt(false)
 }
 
 // emptyBlob is the empty content, which every file starts as.
