@@ -503,24 +503,56 @@ var errNoRemote = &vfs.Error{Op: "push", Code: vfs.CodeInvalid, Msg: "this repos
 // its blobs, the records that hold its manifests, and its record, last.
 // Uploads run in parallel. A failed push leaves what it uploaded in
 // place, so that pushing again sends only the rest.
+//
+// The repository is locked against deletions only while the push works out
+// what to send, never while it talks to the remote: a slow remote holds up
+// no deletion, garbage collection or snapshot. A record deleted meanwhile
+// (its manifests moved to a pack) makes the push work it out again; the
+// snapshot itself deleted makes it fail with an error matching
+// vfs.ErrNotFound.
 func (r *Repo) Push(ctx context.Context, id string) (PushReport, error) {
 	start := time.Now()
-	rep := PushReport{Snapshot: id}
-	l := r.remote
-	if l == nil {
-		return rep, errNoRemote
+	if r.remote == nil {
+		return PushReport{Snapshot: id}, errNoRemote
 	}
-	// The snapshot and its manifests' records cannot be deleted meanwhile.
+	for try := 1; ; try++ {
+		rep, err := r.pushOnce(ctx, id)
+		if !errors.Is(err, errMovedMeanwhile) || try == maxPushPlans {
+			rep.Duration = time.Since(start)
+			return rep, err
+		}
+	}
+}
+
+// maxPushPlans bounds how often Push works out what to send again because
+// local objects moved while it sent them.
+const maxPushPlans = 3
+
+// errMovedMeanwhile is the error of an upload whose local object was
+// deleted after the push planned to send it: Push plans again.
+var errMovedMeanwhile = errors.New("deleted locally during the push (a snapshot was deleted, or garbage collected); push again")
+
+// pushPlan is what a push of one snapshot must have in the remote.
+type pushPlan struct {
+	snap    *Snapshot
+	id      vfs.Hash              // the snapshot's record
+	records map[vfs.Hash]struct{} // records holding its manifests, not its own
+	blobs   map[vfs.Hash]struct{}
+}
+
+// planPush works out what snapshot id needs, holding the repository's
+// records so that none is deleted while it reads them.
+func (r *Repo) planPush(ctx context.Context, id string) (*pushPlan, error) {
 	r.records.RLock()
 	defer r.records.RUnlock()
 	snap, err := r.Get(ctx, id)
 	if err != nil {
-		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
+		return nil, err
 	}
 	snapID, _ := vfs.ParseHash(snap.ID)
 	records, err := r.manifestRecords(ctx, snap)
 	if err != nil {
-		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
+		return nil, err
 	}
 	delete(records, snapID)
 	blobs := map[vfs.Hash]struct{}{}
@@ -531,8 +563,20 @@ func (r *Repo) Push(ctx context.Context, id string) (PushReport, error) {
 		return nil
 	})
 	if err != nil {
+		return nil, err
+	}
+	return &pushPlan{snap: snap, id: snapID, records: records, blobs: blobs}, nil
+}
+
+// pushOnce is one try of Push: plan, then send what the remote lacks.
+func (r *Repo) pushOnce(ctx context.Context, id string) (PushReport, error) {
+	rep := PushReport{Snapshot: id}
+	l := r.remote
+	plan, err := r.planPush(ctx, id)
+	if err != nil {
 		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
 	}
+	snap, snapID, records, blobs := plan.snap, plan.id, plan.records, plan.blobs
 	rep.Blobs, rep.Records = len(blobs), len(records)+1
 	known, err := r.knownSet(ctx)
 	if err != nil {
@@ -565,22 +609,18 @@ func (r *Repo) Push(ctx context.Context, id string) (PushReport, error) {
 	rep.Present = len(blobs) + len(records) - len(todo)
 	packed := r.packedManifests(todo, snapID)
 	if err := r.touch(ctx, touch, &todo); err != nil {
-		rep.Duration = time.Since(start)
 		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
 	}
 	// Blobs and manifests first, the snapshot's record last: a record in
 	// the remote promises that all it needs is there.
 	if err := r.upload(ctx, todo, packed, &rep); err != nil {
-		rep.Duration = time.Since(start)
 		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
 	}
 	if haveRecord {
 		rep.Present++
 	} else if err := r.upload(ctx, []objKey{{Records, snapID}}, packed, &rep); err != nil {
-		rep.Duration = time.Since(start)
 		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
 	}
-	rep.Duration = time.Since(start)
 	return rep, nil
 }
 
@@ -759,6 +799,9 @@ feed:
 func (r *Repo) uploadOne(ctx context.Context, k objKey) (int64, error) {
 	l := r.remote
 	b, err := r.store.Open(ctx, k.ns, k.h)
+	if errors.Is(err, vfs.ErrNotFound) {
+		return 0, fmt.Errorf("upload %s %s: %w", objectNoun(k.ns), k.h.Short(), errMovedMeanwhile)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("upload %s %s: %w", objectNoun(k.ns), k.h.Short(), err)
 	}

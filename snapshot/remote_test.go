@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -287,4 +289,95 @@ func (s *sliceReader) Read(p []byte) (int, error) {
 	n := copy(p, s.b)
 	s.b = s.b[n:]
 	return n, nil
+}
+
+// gatedRemote is a remote whose uploads wait until the gate opens: a push
+// that is slow for as long as a test wants.
+type gatedRemote struct {
+	snapshot.Store
+	entered chan struct{}
+	gate    chan struct{}
+	once    sync.Once
+}
+
+func (g *gatedRemote) Put(ctx context.Context, ns snapshot.Namespace, r io.Reader, o snapshot.PutOptions) (vfs.Hash, int64, error) {
+	g.once.Do(func() { close(g.entered) })
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return vfs.Hash{}, 0, ctx.Err()
+	}
+	return g.Store.Put(ctx, ns, r, o)
+}
+
+// TestSlowPushHoldsUpNothing: a push waiting on the remote holds no lock of
+// the repository, so deleting the parent snapshot (whose record holds
+// manifests the pushed one shares), collecting garbage and snapshotting go
+// on; the push then finds the parent's record gone, works out what to send
+// again (the pack the manifests moved to), and the remote gets a snapshot
+// another repository forks whole.
+func TestSlowPushHoldsUpNothing(t *testing.T) {
+	mem := snapshot.NewMemory()
+	remote := &gatedRemote{Store: mem, entered: make(chan struct{}), gate: make(chan struct{})}
+	// One upload at a time: the parent's record is opened only after the
+	// gate opens, by when it is deleted.
+	a, _ := newRemoteRepo(t, remote, snapshot.RemoteOptions{Parallel: 1})
+	sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
+	require.NoError(t, err)
+	write(t, sa, "d/f1", "in the parent")
+	parent, err := a.Snapshot(ctx, sa, "")
+	require.NoError(t, err)
+	write(t, sa, "top", "in the child")
+	child, err := a.Snapshot(ctx, sa, "")
+	require.NoError(t, err)
+	require.NoError(t, sa.Close())
+	require.NoError(t, a.DeleteSession("a"))
+
+	pushed := make(chan error, 1)
+	go func() {
+		_, err := a.Push(ctx, child.ID)
+		pushed <- err
+	}()
+	select {
+	case <-remote.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the push never reached the remote")
+	}
+
+	others := make(chan error, 1)
+	go func() {
+		others <- func() error {
+			if _, err := a.DeleteSnapshots(ctx, []string{parent.ID}, snapshot.DeleteOptions{}); err != nil {
+				return fmt.Errorf("delete the parent: %w", err)
+			}
+			if _, err := a.GC(ctx); err != nil {
+				return fmt.Errorf("gc: %w", err)
+			}
+			s, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "b"})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if _, err := s.WriteFile(ctx, p("x"), strings.NewReader("x"), vfs.WriteOptions{}); err != nil {
+				return err
+			}
+			_, err = a.Snapshot(ctx, s, "")
+			return err
+		}()
+	}()
+	select {
+	case err := <-others:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second): // a hang detector, not a timing bar
+		close(remote.gate)
+		t.Fatal("the repository waited for the push")
+	}
+
+	close(remote.gate)
+	require.NoError(t, <-pushed)
+	b, _ := newRemoteRepo(t, mem, snapshot.RemoteOptions{})
+	sb, err := b.Fork(ctx, snapshot.Source{Snapshot: child.ID}, snapshot.SessionOptions{ID: "b"})
+	require.NoError(t, err)
+	require.Equal(t, "in the parent", read(t, sb, "d/f1"))
+	require.Equal(t, "in the child", read(t, sb, "top"))
 }

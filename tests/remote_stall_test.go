@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -53,6 +54,15 @@ func TestRemoteStalled(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, content(0), readText(t, cb, "b", "src/f00.txt")) // fetched: now local
 
+	// C forks the second snapshot only: the manifests of src/ are in the
+	// first snapshot's record, which C has never fetched.
+	dirC, sockC := newDaemonDirs(t)
+	c := startDaemon(t, dirC, sockC, "--remote", url, "--remote-cache-bytes", "4KiB")
+	cc := c.client()
+	_, err = cc.ForkSnapshot(ctx, later.ID, api.CreateSessionRequest{ID: "c"})
+	require.NoError(t, err)
+	require.Equal(t, "later\n", readText(t, cc, "c", "later.txt"))
+
 	require.NoError(t, srv.Pause())
 	t.Cleanup(func() { _ = srv.Resume() })
 
@@ -61,8 +71,12 @@ func TestRemoteStalled(t *testing.T) {
 	stuck := make(chan error, 1)
 	rctx, giveUp := context.WithCancel(ctx)
 	defer giveUp()
+	stuckAt := time.Now()
 	go func() {
-		_, err := cb.CallTool(rctx, "b", "read_file", json.RawMessage(`{"path":"src/f09.txt"}`))
+		r, err := cb.CallTool(rctx, "b", "read_file", json.RawMessage(`{"path":"src/f09.txt"}`))
+		if err == nil {
+			err = fmt.Errorf("answered after %v: %s", time.Since(stuckAt), r.JSON)
+		}
 		stuck <- err
 	}()
 	time.Sleep(200 * time.Millisecond) // let it reach the remote
@@ -127,9 +141,80 @@ func TestRemoteStalled(t *testing.T) {
 	})
 	require.Equal(t, "written while stalled\n", readText(t, cb, "b", "local.txt"))
 
+	// On C, listing src/ needs a record C never fetched: it waits, and
+	// the session's local calls do not.
+	listing := make(chan error, 1)
+	lctx, giveUpListing := context.WithCancel(ctx)
+	defer giveUpListing()
+	go func() {
+		_, err := cc.CallTool(lctx, "c", "list_directory", json.RawMessage(`{"path":"src"}`))
+		listing <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	local("write on C while a listing waits", func(ctx context.Context) error {
+		r, err := cc.CallTool(ctx, "c", "write_file", json.RawMessage(`{"path":"c.txt","content":"c"}`))
+		if err == nil && r.Status != "ok" {
+			err = fmt.Errorf("%s", r.JSON)
+		}
+		return err
+	})
+	local("read on C while a listing waits", func(ctx context.Context) error {
+		r, err := cc.CallTool(ctx, "c", "read_file", json.RawMessage(`{"path":"later.txt"}`))
+		if err == nil && r.Status != "ok" {
+			err = fmt.Errorf("%s", r.JSON)
+		}
+		return err
+	})
+	giveUpListing()
+	<-listing
+
+	// On A, a snapshot queues a push, which waits on the remote; deleting
+	// a snapshot and collecting garbage meanwhile, then snapshotting and
+	// creating sessions, all answer.
+	tool(t, ca, "a", "write_file", map[string]any{"path": "stalled-push.txt", "content": "x\n"})
+	local("snapshot on A (its push waits)", func(ctx context.Context) error {
+		_, err := ca.CreateSnapshot(ctx, "a", "push stalls")
+		return err
+	})
+	time.Sleep(200 * time.Millisecond) // let the push reach the remote
+	// Deleting a pushed snapshot deletes it here at once, then from the
+	// remote, which does not answer: the caller who stops waiting is told
+	// to run it again.
+	dctx, dcancel := context.WithTimeout(ctx, 3*time.Second)
+	_, err = ca.DeleteSnapshot(dctx, snap.ID)
+	dcancel()
+	if err != nil {
+		var ae *api.Error
+		if errors.As(err, &ae) {
+			require.Equal(t, api.CodeUnavailable, ae.Code, "%v", err)
+			require.Contains(t, ae.Message, "run vfsd snapshot rm again")
+		}
+	}
+	local("the deleted snapshot is gone here", func(ctx context.Context) error {
+		list, err := ca.Snapshots(ctx, "")
+		for _, s := range list {
+			if s.ID == snap.ID {
+				return fmt.Errorf("snapshot %s is still listed after its deletion", snap.ID)
+			}
+		}
+		return err
+	})
+	local("collect garbage on A", func(ctx context.Context) error {
+		_, err := ca.GC(ctx)
+		return err
+	})
+	local("snapshot on A again", func(ctx context.Context) error {
+		_, err := ca.CreateSnapshot(ctx, "a", "again")
+		return err
+	})
+	local("create a session on A", func(ctx context.Context) error {
+		_, err := ca.CreateSession(ctx, api.CreateSessionRequest{ID: "a2"})
+		return err
+	})
+
 	select {
 	case err := <-stuck:
-		t.Fatalf("a read that needs the stalled remote answered before its caller gave up: %v", err)
+		t.Fatalf("a read that needs the stalled remote ended before its caller gave up: %v", err)
 	default:
 	}
 	giveUp()
