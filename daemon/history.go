@@ -344,6 +344,7 @@ func (d *Daemon) handleRewind(w http.ResponseWriter, r *http.Request) error {
 			if err := d.repo.Restore(ctx, e.s, snap.ID); err != nil {
 				return fmt.Errorf("rewind %s to snapshot %s: %w", e.id, snap.ID[:12], err)
 			}
+			d.prefetch(snap.ID)
 			resp.Restored, resp.To, resp.Seq = snap.ID, e.s.Info().Seq, e.s.Info().Seq
 			resp.ImportSnapshot = d.importAfterRewind(e, 0)
 			resp.Session = d.view(e)

@@ -53,9 +53,12 @@ func (d *Daemon) afterSnapshot(snap *snapshot.Snapshot) {
 	}
 }
 
-// afterFork prefetches, in the background, the blobs of the snapshot a new
-// session starts from that are not local yet.
-func (d *Daemon) afterFork(base string) {
+// prefetch fetches, in the background, the manifests and blobs of snapshot
+// base that are not local yet: the snapshot a session was just forked from
+// or restored to. With the manifests local, no later call of the session
+// waits on the remote for a directory; the blobs come while the cache has
+// room, the rest on first read.
+func (d *Daemon) prefetch(base string) {
 	if d.repo.Remote() == nil || base == "" {
 		return
 	}

@@ -210,7 +210,7 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		return nil, errors.Join(err, d.metas.remove(id))
 	}
 	created = true
-	d.afterFork(m.Base)
+	d.prefetch(m.Base)
 	d.log.Info("session created", "session", id, "policy", m.Policy, "contract", m.Contract, "base", m.Base, "fork_of", m.ForkOf)
 	resp.Session, resp.Token = d.view(e), token
 	return resp, nil

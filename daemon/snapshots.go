@@ -201,6 +201,7 @@ func (d *Daemon) handleRestore(w http.ResponseWriter, r *http.Request) error {
 	if err := d.repo.Restore(r.Context(), e.s, snap.ID); err != nil {
 		return fmt.Errorf("restore %s to %s: %w", e.id, snap.ID[:12], err)
 	}
+	d.prefetch(snap.ID)
 	writeJSON(w, http.StatusOK, d.view(e))
 	return nil
 }

@@ -102,9 +102,16 @@ func TestRemoteTwoDaemons(t *testing.T) {
 	require.NoError(t, err)
 	require.LessOrEqual(t, rep.UploadedBlobs, 2, "B's snapshot uploads its two new blobs at most (the background push may have sent them)")
 
-	// Restore on A.
+	// Restore on A: B's two new blobs come in the background, before
+	// anything reads them.
+	before, err := ca.RemoteStatus(ctx)
+	require.NoError(t, err)
 	_, err = ca.Restore(ctx, "a", snapB.ID)
 	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		st, err := ca.RemoteStatus(ctx)
+		return err == nil && st.Fetched >= before.Fetched+2
+	}, 30*time.Second, 20*time.Millisecond, "a restore prefetches the snapshot's blobs")
 	require.Equal(t, "edited on B\n", readText(t, ca, "a", "src/f07.txt"))
 	require.Equal(t, "new on B\n", readText(t, ca, "a", "NEW"))
 	require.Equal(t, "file 3 on A\n", readText(t, ca, "a", "src/f03.txt"))
