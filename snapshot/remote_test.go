@@ -381,3 +381,96 @@ func TestSlowPushHoldsUpNothing(t *testing.T) {
 	require.Equal(t, "in the parent", read(t, sb, "d/f1"))
 	require.Equal(t, "in the child", read(t, sb, "top"))
 }
+
+// stalledFetches is a remote whose downloads wait until the gate opens.
+type stalledFetches struct {
+	snapshot.Store
+	entered chan struct{}
+	gate    chan struct{}
+	once    sync.Once
+}
+
+func (s *stalledFetches) Open(ctx context.Context, ns snapshot.Namespace, h vfs.Hash) (vfs.Blob, error) {
+	s.once.Do(func() { close(s.entered) })
+	select {
+	case <-s.gate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.Store.Open(ctx, ns, h)
+}
+
+// TestSlowForkHoldsUpNothing: a fork waiting on the remote for its
+// snapshot's record holds no lock of the repository: local snapshots are
+// deleted, collected and taken meanwhile, and local sessions created.
+func TestSlowForkHoldsUpNothing(t *testing.T) {
+	mem := snapshot.NewMemory()
+	a, _ := newRemoteRepo(t, mem, snapshot.RemoteOptions{})
+	sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
+	require.NoError(t, err)
+	write(t, sa, "d/f", "remote content")
+	remoteSnap, err := a.Snapshot(ctx, sa, "")
+	require.NoError(t, err)
+	_, err = a.Push(ctx, remoteSnap.ID)
+	require.NoError(t, err)
+
+	remote := &stalledFetches{Store: mem, entered: make(chan struct{}), gate: make(chan struct{})}
+	b, _ := newRemoteRepo(t, remote, snapshot.RemoteOptions{})
+	sb, err := b.NewSession(ctx, snapshot.SessionOptions{ID: "local"})
+	require.NoError(t, err)
+	write(t, sb, "x", "local")
+	localSnap, err := b.Snapshot(ctx, sb, "")
+	require.NoError(t, err)
+	write(t, sb, "x", "local, later")
+	require.NoError(t, sb.Close())
+	require.NoError(t, b.DeleteSession("local"))
+
+	forked := make(chan error, 1)
+	go func() {
+		s, err := b.Fork(ctx, snapshot.Source{Snapshot: remoteSnap.ID}, snapshot.SessionOptions{ID: "fork"})
+		if err == nil {
+			defer s.Close()
+			var got []byte
+			if got, _, err = s.ReadFile(ctx, p("d/f")); err == nil && string(got) != "remote content" {
+				err = fmt.Errorf("read %q", got)
+			}
+		}
+		forked <- err
+	}()
+	select {
+	case <-remote.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fork never reached the remote")
+	}
+
+	others := make(chan error, 1)
+	go func() {
+		others <- func() error {
+			if _, err := b.DeleteSnapshots(ctx, []string{localSnap.ID}, snapshot.DeleteOptions{}); err != nil {
+				return fmt.Errorf("delete: %w", err)
+			}
+			if _, err := b.GC(ctx); err != nil {
+				return fmt.Errorf("gc: %w", err)
+			}
+			s, err := b.NewSession(ctx, snapshot.SessionOptions{ID: "another"})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if _, err := s.WriteFile(ctx, p("y"), strings.NewReader("y"), vfs.WriteOptions{}); err != nil {
+				return err
+			}
+			_, err = b.Snapshot(ctx, s, "")
+			return err
+		}()
+	}()
+	select {
+	case err := <-others:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second): // a hang detector, not a timing bar
+		close(remote.gate)
+		t.Fatal("the repository waited for the fork")
+	}
+	close(remote.gate)
+	require.NoError(t, <-forked)
+}
