@@ -80,7 +80,8 @@ type remoteLink struct {
 	cached  map[vfs.Hash]*list.Element
 	bytes   int64
 
-	knownMu sync.Mutex
+	listMu  sync.Mutex // one listing of the remote at a time (knownSet)
+	knownMu sync.Mutex // known and knownAt; never held while the remote is asked
 	known   map[objKey]time.Time // objects seen in the remote, and when they were stored
 	knownAt time.Time            // when the remote was last listed
 
@@ -450,13 +451,22 @@ func (l *remoteLink) markKnown(ns Namespace, h vfs.Hash) {
 // knownSet returns what the remote holds, listing it again when the last
 // listing is older than half the grace period (past that, a remote
 // garbage collection may have removed an object this daemon saw).
+//
+// The listing runs without knownMu, so that uploads and fetches finishing
+// meanwhile (markKnown) do not wait for a slow remote's listing; what they
+// mark known after the listing started is kept. Callers read the map under
+// knownMu.
 func (r *Repo) knownSet(ctx context.Context) (map[objKey]time.Time, error) {
 	l := r.remote
+	l.listMu.Lock()
+	defer l.listMu.Unlock()
 	l.knownMu.Lock()
-	defer l.knownMu.Unlock()
 	if l.known != nil && time.Since(l.knownAt) < l.opts.Grace/2 {
-		return l.known, nil
+		known := l.known
+		l.knownMu.Unlock()
+		return known, nil
 	}
+	l.knownMu.Unlock()
 	start := time.Now()
 	known := make(map[objKey]time.Time)
 	for _, ns := range Namespaces {
@@ -474,6 +484,13 @@ func (r *Repo) knownSet(ctx context.Context) (map[objKey]time.Time, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("list the remote %v: %w", l.store, err)
+		}
+	}
+	l.knownMu.Lock()
+	defer l.knownMu.Unlock()
+	for k, at := range l.known {
+		if _, ok := known[k]; !ok && at.After(start) {
+			known[k] = at // uploaded or fetched while the listing ran
 		}
 	}
 	l.known, l.knownAt = known, start

@@ -474,3 +474,72 @@ func TestSlowForkHoldsUpNothing(t *testing.T) {
 	close(remote.gate)
 	require.NoError(t, <-forked)
 }
+
+// stalledLists is a remote whose listings wait until the gate opens.
+type stalledLists struct {
+	snapshot.Store
+	entered chan struct{}
+	gate    chan struct{}
+	once    sync.Once
+}
+
+func (s *stalledLists) List(ctx context.Context, ns snapshot.Namespace, fn func(vfs.Hash, int64) error) error {
+	s.once.Do(func() { close(s.entered) })
+	select {
+	case <-s.gate:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.Store.List(ctx, ns, fn)
+}
+
+// TestSlowListingHoldsUpNoFetch: while a push waits for the remote's
+// listing, a read that fetches a blob completes (it used to wait for the
+// listing to record the blob as known).
+func TestSlowListingHoldsUpNoFetch(t *testing.T) {
+	mem := snapshot.NewMemory()
+	a, _ := newRemoteRepo(t, mem, snapshot.RemoteOptions{})
+	sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
+	require.NoError(t, err)
+	write(t, sa, "f", "remote content")
+	snap, err := a.Snapshot(ctx, sa, "")
+	require.NoError(t, err)
+	_, err = a.Push(ctx, snap.ID)
+	require.NoError(t, err)
+
+	remote := &stalledLists{Store: mem, entered: make(chan struct{}), gate: make(chan struct{})}
+	b, _ := newRemoteRepo(t, remote, snapshot.RemoteOptions{})
+	sb, err := b.Fork(ctx, snapshot.Source{Snapshot: snap.ID}, snapshot.SessionOptions{ID: "b"})
+	require.NoError(t, err)
+	write(t, sb, "mine", "local")
+	mine, err := b.Snapshot(ctx, sb, "")
+	require.NoError(t, err)
+	pushed := make(chan error, 1)
+	go func() {
+		_, err := b.Push(ctx, mine.ID)
+		pushed <- err
+	}()
+	select {
+	case <-remote.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the push never listed the remote")
+	}
+
+	got := make(chan error, 1)
+	go func() {
+		b, _, err := sb.ReadFile(ctx, p("f"))
+		if err == nil && string(b) != "remote content" {
+			err = fmt.Errorf("read %q", b)
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second): // a hang detector, not a timing bar
+		close(remote.gate)
+		t.Fatal("the fetch waited for the push's listing")
+	}
+	close(remote.gate)
+	require.NoError(t, <-pushed)
+}
