@@ -80,8 +80,8 @@ type remoteLink struct {
 	cached  map[vfs.Hash]*list.Element
 	bytes   int64
 
-	listMu  sync.Mutex // one listing of the remote at a time (knownSet)
-	knownMu sync.Mutex // known and knownAt; never held while the remote is asked
+	listMu  sync.Mutex           // one listing of the remote at a time (knownSet)
+	knownMu sync.Mutex           // known and knownAt; never held while the remote is asked
 	known   map[objKey]time.Time // objects seen in the remote, and when they were stored
 	knownAt time.Time            // when the remote was last listed
 
