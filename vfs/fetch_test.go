@@ -87,6 +87,20 @@ func (r *remoteBlobs) Open(ctx context.Context, h vfs.Hash) (vfs.Blob, error) {
 	return r.Blobs.Open(ctx, h)
 }
 
+// withRemoteFile creates a session over blobs holding remote.txt, whose
+// blob is left remote, and local.txt; it returns the session and
+// remote.txt's node.
+func withRemoteFile(t *testing.T, blobs *remoteBlobs) (*vfs.Session, vfs.Node) {
+	t.Helper()
+	s, err := vfs.Create(ctx, vfstest.Options(t, blobs), vfs.Tree{}, "")
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	res := write(t, s, "remote.txt", "remote content")
+	write(t, s, "local.txt", "local content")
+	blobs.leave(res.Node.Blob)
+	return s, res.Node
+}
+
 // TestSlowFetchHoldsUpOnlyItsRead: a read, an append, a handle's read and a
 // handle's first write of a file whose blob is still remote wait for the
 // fetch with no lock held: meanwhile the session reads, writes and creates
@@ -141,12 +155,7 @@ func TestSlowFetchHoldsUpOnlyItsRead(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			blobs := newRemoteBlobs()
-			s, err := vfs.Create(ctx, vfstest.Options(t, blobs), vfs.Tree{}, "")
-			require.NoError(t, err)
-			defer s.Close()
-			res := write(t, s, "remote.txt", "remote content")
-			write(t, s, "local.txt", "local content")
-			blobs.leave(res.Node.Blob)
+			s, _ := withRemoteFile(t, blobs)
 
 			type result struct {
 				got string
@@ -206,13 +215,9 @@ func TestFetchFailure(t *testing.T) {
 	blobs := newRemoteBlobs()
 	blobs.fail = errors.New("remote unreachable (test)")
 	close(blobs.gate)
-	s, err := vfs.Create(ctx, vfstest.Options(t, blobs), vfs.Tree{}, "")
-	require.NoError(t, err)
-	defer s.Close()
-	res := write(t, s, "remote.txt", "remote content")
-	blobs.leave(res.Node.Blob)
+	s, before := withRemoteFile(t, blobs)
 
-	_, _, err = s.ReadFile(ctx, p("remote.txt"))
+	_, _, err := s.ReadFile(ctx, p("remote.txt"))
 	require.ErrorContains(t, err, "remote unreachable (test)")
 	var e *vfs.Error
 	require.ErrorAs(t, err, &e)
@@ -225,7 +230,7 @@ func TestFetchFailure(t *testing.T) {
 	require.ErrorContains(t, err, "remote unreachable (test)")
 	n, err := s.Stat(ctx, p("remote.txt"))
 	require.NoError(t, err)
-	require.Equal(t, res.Node.Version, n.Version, "a failed append changes nothing")
+	require.Equal(t, before.Version, n.Version, "a failed append changes nothing")
 }
 
 // TestFetchedBlobEvictedAgain: when every fetched blob is gone again before
@@ -235,11 +240,7 @@ func TestFetchedBlobEvictedAgain(t *testing.T) {
 	blobs := newRemoteBlobs()
 	blobs.evict = true
 	close(blobs.gate)
-	s, err := vfs.Create(ctx, vfstest.Options(t, blobs), vfs.Tree{}, "")
-	require.NoError(t, err)
-	defer s.Close()
-	res := write(t, s, "remote.txt", "remote content")
-	blobs.leave(res.Node.Blob)
+	s, _ := withRemoteFile(t, blobs)
 	require.Equal(t, "remote content", read(t, s, "remote.txt"))
 	blobs.mu.Lock()
 	defer blobs.mu.Unlock()
