@@ -2,7 +2,9 @@ package snapshot_test
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -111,4 +113,43 @@ func BenchmarkSnapshotDirty10(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkReadSnapshotFile times reading a 4 KiB file whose content is a
+// blob of the session's snapshot (the read path a remote may have to
+// fetch for): whole with ReadFile, and through an open handle with ReadAt
+// (what the FUSE mount does per read). Compare with and without a remote
+// to see what looking for a local copy first costs.
+func BenchmarkReadSnapshotFile(b *testing.B) {
+	r, _, _ := newRepo(b)
+	s, err := r.NewSession(ctx, snapshot.SessionOptions{ID: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	write(b, s, "f", strings.Repeat("x", 4096))
+	if _, err := r.Snapshot(ctx, s, ""); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("ReadFile", func(b *testing.B) {
+		for range b.N {
+			if _, _, err := s.ReadFile(ctx, p("f")); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Handle.ReadAt", func(b *testing.B) {
+		h, err := s.OpenFile(ctx, p("f"), os.O_RDONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer h.Close()
+		buf := make([]byte, 4096)
+		b.ResetTimer()
+		for range b.N {
+			if _, err := h.ReadAt(buf, 0); err != nil && err != io.EOF {
+				b.Fatal(err)
+			}
+		}
+	})
 }
