@@ -43,6 +43,10 @@ type RemoteOptions struct {
 	// CacheBytes bounds the blobs fetched from the remote that are kept
 	// locally; DefaultRemoteCacheBytes when zero.
 	CacheBytes int64
+	// MaxObjectBytes is the largest object fetched from the remote: a
+	// bucket object over it, whatever its name, is refused before it
+	// reaches the disk. The larger of CacheBytes and 1 GiB when zero.
+	MaxObjectBytes int64
 	// Parallel is how many objects are uploaded or prefetched at once;
 	// 16 when zero.
 	Parallel int
@@ -194,8 +198,53 @@ func (r *Repo) closeRemote() {
 	}
 }
 
+// CappedOpener is implemented by stores that can refuse an object larger
+// than a bound before reading it: a remote's, where an object may be any
+// size, whatever its name promises.
+type CappedOpener interface {
+	// OpenCapped is Open, except that an object larger than max fails
+	// with an error matching vfs.ErrTooLarge, having read at most max+1
+	// bytes of it (none, when the store knows the size first).
+	OpenCapped(ctx context.Context, ns Namespace, h vfs.Hash, max int64) (vfs.Blob, error)
+}
+
+// minFetchCap is the least default fetchCap: with a cache smaller than
+// this, a single object may still be up to this size (it is evicted after
+// use).
+const minFetchCap = 1 << 30
+
+// fetchCap is the largest object fetched from the remote
+// (RemoteOptions.MaxObjectBytes).
+func (l *remoteLink) fetchCap() int64 {
+	if l.opts.MaxObjectBytes > 0 {
+		return l.opts.MaxObjectBytes
+	}
+	return max(l.opts.CacheBytes, minFetchCap)
+}
+
+// openCapped opens an object of the remote no larger than fetchCap: a
+// bucket object bigger than that, whatever its name, must not fill the
+// local disk (or memory) before its hash shows it is not what it claims to
+// be.
+func (l *remoteLink) openCapped(ctx context.Context, ns Namespace, h vfs.Hash) (vfs.Blob, error) {
+	limit := l.fetchCap()
+	if co, ok := l.store.(CappedOpener); ok {
+		return co.OpenCapped(ctx, ns, h, limit)
+	}
+	b, err := l.store.Open(ctx, ns, h)
+	if err == nil && b.Size() > limit {
+		b.Close()
+		return nil, fmt.Errorf("%s %s is %d bytes, over %d: %w", objectNoun(ns), h.Short(), b.Size(), limit, vfs.ErrTooLarge)
+	}
+	return b, err
+}
+
 // errRemote wraps a failure of the remote for an object that is not local.
 func (l *remoteLink) errRemote(ns Namespace, h vfs.Hash, err error) error {
+	if errors.Is(err, vfs.ErrTooLarge) {
+		return &vfs.Error{Op: "fetch " + objectNoun(ns), Path: h.String(), Code: vfs.CodeTooLarge,
+			Msg: fmt.Sprintf("the remote's copy is larger than this daemon fetches (%d bytes: the larger of --remote-cache-bytes and 1 GiB); raise --remote-cache-bytes to read it", l.fetchCap()), Err: err}
+	}
 	if errors.Is(err, vfs.ErrNotFound) {
 		return &vfs.Error{Op: "open " + objectNoun(ns), Path: h.String(), Code: vfs.CodeNotFound,
 			Msg: "no such object, neither local nor in the remote " + fmt.Sprint(l.store)}
@@ -278,7 +327,7 @@ func (r *Repo) fetch(ctx context.Context, ns Namespace, h vfs.Hash) error {
 
 func (r *Repo) fetchNow(ctx context.Context, ns Namespace, h vfs.Hash) error {
 	l := r.remote
-	rb, err := l.store.Open(ctx, ns, h)
+	rb, err := l.openCapped(ctx, ns, h)
 	if err != nil {
 		return l.errRemote(ns, h, err)
 	}

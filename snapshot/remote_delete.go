@@ -37,7 +37,7 @@ func (r *Repo) DeleteRemote(ctx context.Context, ids []string) ([]string, error)
 		if err != nil {
 			return deleted, &vfs.Error{Op: "delete remote snapshot", Path: id, Code: vfs.CodeInvalid, Msg: "not a full snapshot ID"}
 		}
-		b, err := readAll(ctx, l.store, Records, h)
+		b, err := l.readAll(ctx, Records, h)
 		if errors.Is(err, vfs.ErrNotFound) {
 			l.forget(Records, h)
 			continue // never pushed, or deleted already

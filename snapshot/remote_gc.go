@@ -78,7 +78,7 @@ func (r *Repo) RemoteGC(ctx context.Context) (RemoteGCReport, error) {
 	manifests := map[vfs.Hash][]byte{}
 	var roots []vfs.Hash
 	for _, id := range ids {
-		b, err := readAll(ctx, l.store, Records, id)
+		b, err := l.readAll(ctx, Records, id)
 		if err != nil {
 			return rep, fmt.Errorf("remote gc: record %s: %w", id.Short(), err)
 		}
@@ -159,9 +159,10 @@ func (l *remoteLink) forget(ns Namespace, h vfs.Hash) {
 	l.knownMu.Unlock()
 }
 
-// readAll reads and verifies a whole object of s.
-func readAll(ctx context.Context, s Store, ns Namespace, h vfs.Hash) ([]byte, error) {
-	b, err := s.Open(ctx, ns, h)
+// readAll reads and verifies a whole object of the remote, refusing one
+// larger than the cache may hold (openCapped).
+func (l *remoteLink) readAll(ctx context.Context, ns Namespace, h vfs.Hash) ([]byte, error) {
+	b, err := l.openCapped(ctx, ns, h)
 	if err != nil {
 		return nil, err
 	}

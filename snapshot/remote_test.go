@@ -288,3 +288,29 @@ func (s *sliceReader) Read(p []byte) (int, error) {
 	s.b = s.b[n:]
 	return n, nil
 }
+
+// TestRemoteObjectLargerThanCache: an object of the remote larger than the
+// daemon fetches is refused before it is stored here, with an error that
+// says which option to raise; the rest of the session reads on.
+func TestRemoteObjectLargerThanCache(t *testing.T) {
+	mem := snapshot.NewMemory()
+	a, _ := newRemoteRepo(t, mem, snapshot.RemoteOptions{})
+	sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
+	require.NoError(t, err)
+	write(t, sa, "big", string(make([]byte, 64<<10)))
+	write(t, sa, "small", "small")
+	snap, err := a.Snapshot(ctx, sa, "")
+	require.NoError(t, err)
+	_, err = a.Push(ctx, snap.ID)
+	require.NoError(t, err)
+
+	b, _ := newRemoteRepo(t, mem, snapshot.RemoteOptions{CacheBytes: 16 << 10, MaxObjectBytes: 16 << 10})
+	sb, err := b.Fork(ctx, snapshot.Source{Snapshot: snap.ID}, snapshot.SessionOptions{ID: "b"})
+	require.NoError(t, err)
+	_, _, err = sb.ReadFile(ctx, p("big"))
+	require.Error(t, err)
+	require.Equal(t, vfs.CodeTooLarge, vfs.CodeOf(err), "%v", err)
+	require.ErrorContains(t, err, "raise --remote-cache-bytes")
+	require.Equal(t, "small", read(t, sb, "small"))
+	require.LessOrEqual(t, b.RemoteCache().Bytes, int64(16<<10))
+}

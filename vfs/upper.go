@@ -141,8 +141,8 @@ const maxFetchAhead = 3
 // the content is a blob still to be fetched (attempt's error wraps a
 // *notLocalError, in the *Error that names the operation and path), it is
 // fetched with no lock held and attempt runs again, since the file may have
-// changed meanwhile. A fetch that fails is reported as that operation's io
-// error.
+// changed meanwhile. A fetch that fails is reported as that operation's
+// error, with the fetch's code.
 func (s *Session) fetchThen(ctx context.Context, attempt func(localOnly bool) error) error {
 	f, ok := s.opts.Blobs.(FetchingBlobStore)
 	if !ok {
@@ -155,7 +155,14 @@ func (s *Session) fetchThen(ctx context.Context, attempt func(localOnly bool) er
 			return err
 		}
 		if ferr := f.Fetch(ctx, nl.blob); ferr != nil {
-			e := &Error{Code: CodeIO, Msg: "I/O failed", Err: ferr}
+			// The fetch's own code (too_large) when it has one; io
+			// otherwise: content missing from the remote too is an io
+			// error of a file that exists, never not_found.
+			code := CodeOf(ferr)
+			if code == CodeNotFound {
+				code = CodeIO
+			}
+			e := &Error{Code: code, Msg: "fetching the content failed", Err: ferr}
 			var at *Error
 			if errors.As(err, &at) {
 				e.Op, e.Path = at.Op, at.Path

@@ -323,13 +323,20 @@ func (c *cancelReader) Read(p []byte) (int, error) {
 }
 
 // readSpool reads r whole into a spool, hashing it; content over memLimit
-// goes to an unlinked temporary file.
-func (s *Store) readSpool(r io.Reader) (*spool, error) {
+// goes to an unlinked temporary file. Content over max bytes (max >= 0)
+// fails with an error matching vfs.ErrTooLarge once max+1 bytes are read.
+func (s *Store) readSpool(r io.Reader, max int64) (*spool, error) {
+	if max >= 0 {
+		r = io.LimitReader(r, max+1)
+	}
 	hasher := vfs.NewHasher()
 	var buf bytes.Buffer
 	n, err := io.Copy(&buf, io.TeeReader(io.LimitReader(r, memLimit+1), hasher))
 	if err != nil {
 		return nil, err
+	}
+	if max >= 0 && n > max {
+		return nil, fmt.Errorf("more than %d bytes: %w", max, vfs.ErrTooLarge)
 	}
 	if n <= memLimit {
 		return &spool{mem: buf.Bytes(), size: n, hash: vfs.SumHash(hasher)}, nil
@@ -349,6 +356,10 @@ func (s *Store) readSpool(r io.Reader) (*spool, error) {
 		sp.close()
 		return nil, err
 	}
+	if max >= 0 && n+m > max {
+		sp.close()
+		return nil, fmt.Errorf("more than %d bytes: %w", max, vfs.ErrTooLarge)
+	}
 	sp.size, sp.hash = n+m, vfs.SumHash(hasher)
 	return sp, nil
 }
@@ -364,7 +375,7 @@ func (s *Store) Put(ctx context.Context, ns snapshot.Namespace, r io.Reader, opt
 		return vfs.Hash{}, 0, err
 	}
 	cr := &cancelReader{ctx: ctx, r: r}
-	sp, err := s.readSpool(cr)
+	sp, err := s.readSpool(cr, -1)
 	if err != nil {
 		if cr.failed != nil {
 			err = cr.failed
@@ -402,6 +413,14 @@ func (s *Store) Put(ctx context.Context, ns snapshot.Namespace, r io.Reader, opt
 // one whose content does not match its name matches
 // snapshot.ErrCorruptObject.
 func (s *Store) Open(ctx context.Context, ns snapshot.Namespace, h vfs.Hash) (vfs.Blob, error) {
+	return s.OpenCapped(ctx, ns, h, -1)
+}
+
+// OpenCapped is Open, refusing an object larger than max bytes (max >= 0)
+// with an error matching vfs.ErrTooLarge: by the size the server reports,
+// before reading any of it, and by what it sends, after max+1 bytes (see
+// snapshot.CappedOpener). Nothing over max reaches the disk.
+func (s *Store) OpenCapped(ctx context.Context, ns snapshot.Namespace, h vfs.Hash, max int64) (vfs.Blob, error) {
 	const op = "open"
 	if err := s.check(ctx, op, ns); err != nil {
 		return nil, err
@@ -414,7 +433,22 @@ func (s *Store) Open(ctx context.Context, ns snapshot.Namespace, h vfs.Hash) (vf
 		return nil, s.wrap(ctx, op, ns, h, err)
 	}
 	defer obj.Close()
-	sp, err := s.readSpool(obj)
+	if max >= 0 {
+		info, err := obj.Stat() // the response's headers: no more requests
+		if err != nil {
+			if isNotFound(err) {
+				return nil, notFound(op, ns, h)
+			}
+			return nil, s.wrap(ctx, op, ns, h, err)
+		}
+		if info.Size > max {
+			return nil, fmt.Errorf("%s %s %s in %s is %d bytes, over %d: %w", op, ns, h, s.cfg, info.Size, max, vfs.ErrTooLarge)
+		}
+	}
+	sp, err := s.readSpool(obj, max)
+	if errors.Is(err, vfs.ErrTooLarge) {
+		return nil, fmt.Errorf("%s %s %s in %s: %w", op, ns, h, s.cfg, err)
+	}
 	if err != nil {
 		if isNotFound(err) {
 			return nil, notFound(op, ns, h)

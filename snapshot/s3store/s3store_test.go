@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"os"
 	"path"
 	"testing"
@@ -96,6 +97,37 @@ func TestCorruptObjectRejected(t *testing.T) {
 	_, err = s.Open(ctx, snapshot.Blobs, vfs.HashOf([]byte("absent")))
 	require.ErrorIs(t, err, vfs.ErrNotFound)
 }
+
+// TestOversizedObjectRefused: an object of the bucket larger than the
+// reader's cap, under a blob's name, is refused by the size the server
+// reports, before its content is read; Open (no cap) still finds it
+// corrupt.
+func TestOversizedObjectRefused(t *testing.T) {
+	cfg := testConfig(t)
+	s := open(t, cfg)
+	defer s.Close()
+	ctx := context.Background()
+	h := storetest.Put(t, s, snapshot.Blobs, []byte("the real content"), snapshot.PutOptions{})
+
+	const big = 24 << 20 // past the in-memory spool: it would go to disk
+	mc := rawClient(t, cfg)
+	key := path.Join(cfg.Prefix, string(snapshot.Blobs), h.String())
+	_, err := mc.PutObject(ctx, cfg.Bucket, key, io.LimitReader(zeros{}, big), big, minio.PutObjectOptions{})
+	require.NoError(t, err)
+
+	_, err = s.OpenCapped(ctx, snapshot.Blobs, h, 1<<20)
+	require.ErrorIs(t, err, vfs.ErrTooLarge)
+	require.ErrorContains(t, err, "is 25165824 bytes, over 1048576")
+	entries, err := os.ReadDir(cfg.TempDir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing spooled")
+	_, err = s.Open(ctx, snapshot.Blobs, h)
+	require.ErrorIs(t, err, snapshot.ErrCorruptObject)
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 // TestServerDown: requests to a server that is not there fail, promptly
 // and with the store's URL in the message.
