@@ -207,6 +207,10 @@ func TestRemoteStalled(t *testing.T) {
 		return err
 	})
 
+	// A daemon stops cleanly while its pushes and fetches wait on the
+	// stalled remote (the queued push resumes at its next start).
+	a.stop()
+
 	require.NoError(t, srv.Resume())
 	require.Equal(t, content(9), readText(t, cb, "b", "src/f09.txt"))
 	_, err = cb.ForkSnapshot(ctx, later.ID, api.CreateSessionRequest{ID: "b2"})
