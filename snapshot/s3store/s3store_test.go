@@ -99,9 +99,8 @@ func TestCorruptObjectRejected(t *testing.T) {
 }
 
 // TestOversizedObjectRefused: an object of the bucket larger than the
-// reader's cap, under a blob's name, is refused by the size the server
-// reports, before its content is read; Open (no cap) still finds it
-// corrupt.
+// reader's cap, under a blob's name, is refused once the cap is passed,
+// with nothing left on disk; Open (no cap) still finds it corrupt.
 func TestOversizedObjectRefused(t *testing.T) {
 	cfg := testConfig(t)
 	s := open(t, cfg)
@@ -117,7 +116,7 @@ func TestOversizedObjectRefused(t *testing.T) {
 
 	_, err = s.OpenCapped(ctx, snapshot.Blobs, h, 1<<20)
 	require.ErrorIs(t, err, vfs.ErrTooLarge)
-	require.ErrorContains(t, err, "is 25165824 bytes, over 1048576")
+	require.ErrorContains(t, err, "more than 1048576 bytes")
 	entries, err := os.ReadDir(cfg.TempDir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing spooled")
