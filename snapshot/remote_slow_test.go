@@ -220,6 +220,31 @@ func TestSlowForkHoldsUpNothing(t *testing.T) {
 	require.NoError(t, <-fork)
 }
 
+// TestSlowRestoreHoldsUpNothing: a restore waiting on the remote for its
+// snapshot's record holds no lock of the repository.
+func TestSlowRestoreHoldsUpNothing(t *testing.T) {
+	mem, remoteSnap := pushed(t, "d/f", "remote content")
+	g := newGate()
+	b, _ := newRemoteRepo(t, slowDownloads{mem, g}, snapshot.RemoteOptions{})
+	sb, err := b.NewSession(ctx, snapshot.SessionOptions{ID: "restored"})
+	require.NoError(t, err)
+	defer sb.Close()
+	write(t, sb, "x", "local")
+	localSnap, err := b.Snapshot(ctx, sb, "")
+	require.NoError(t, err)
+	write(t, sb, "x", "local, later") // the session no longer needs localSnap
+
+	restore := make(chan error, 1)
+	go func() { restore <- b.Restore(ctx, sb, remoteSnap.ID) }()
+	g.reached(t, "the restore")
+	g.answers(t, "deleting, collecting and snapshotting during the restore", func() error {
+		return localWork(b, localSnap.ID, "another")
+	})
+	g.open()
+	require.NoError(t, <-restore)
+	require.Equal(t, "remote content", read(t, sb, "d/f"))
+}
+
 // TestSlowListingHoldsUpNoFetch: while a push waits for the remote's
 // listing, a read that fetches a blob completes (it used to wait for the
 // listing to record the blob as known).

@@ -366,6 +366,12 @@ func (r *Repo) CommitTree(ctx context.Context, tree vfs.Tree, label string) (*Sn
 // the workspace: the session adopts the snapshot's tree, sharing every node
 // and blob.
 func (r *Repo) Restore(ctx context.Context, s *vfs.Session, id string) error {
+	if r.remote != nil {
+		// Fetched first, holding no lock (as NewSession does).
+		if _, err := r.Get(ctx, id); err != nil {
+			return err
+		}
+	}
 	r.records.RLock() // the snapshot stays until the session holds it
 	defer r.records.RUnlock()
 	snap, err := r.Get(ctx, id)
