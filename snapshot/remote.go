@@ -204,7 +204,7 @@ func (r *Repo) closeRemote() {
 type CappedOpener interface {
 	// OpenCapped is Open, except that an object larger than max fails
 	// with an error matching vfs.ErrTooLarge, having read at most max+1
-	// bytes of it (none, when the store knows the size first).
+	// bytes of it.
 	OpenCapped(ctx context.Context, ns Namespace, h vfs.Hash, max int64) (vfs.Blob, error)
 }
 

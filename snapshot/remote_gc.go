@@ -160,7 +160,7 @@ func (l *remoteLink) forget(ns Namespace, h vfs.Hash) {
 }
 
 // readAll reads and verifies a whole object of the remote, refusing one
-// larger than the cache may hold (openCapped).
+// larger than the daemon fetches (openCapped).
 func (l *remoteLink) readAll(ctx context.Context, ns Namespace, h vfs.Hash) ([]byte, error) {
 	b, err := l.openCapped(ctx, ns, h)
 	if err != nil {

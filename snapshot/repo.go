@@ -294,11 +294,8 @@ func (r *Repo) NewSession(ctx context.Context, opts SessionOptions) (*vfs.Sessio
 		return nil, &vfs.Error{Op: "create session", Path: id, Code: vfs.CodeInvalid,
 			Msg: "session IDs are 1-64 letters, digits, '_', '.' or '-'"}
 	}
-	if r.remote != nil && opts.Base != "" {
-		// A base from the remote is fetched first, holding no lock: a
-		// slow remote then holds up this fork alone, not the deletions
-		// (and through them everything else) waiting for the lock below.
-		if _, err := r.Get(ctx, opts.Base); err != nil {
+	if opts.Base != "" {
+		if err := r.fetchRecordUnlocked(ctx, opts.Base); err != nil {
 			return nil, err
 		}
 	}

@@ -362,15 +362,25 @@ func (r *Repo) CommitTree(ctx context.Context, tree vfs.Tree, label string) (*Sn
 	return r.writeRecord(ctx, tree, dirs, w.pack, Record{Label: label})
 }
 
+// fetchRecordUnlocked, with a remote, loads snapshot id (fetching its
+// record when it is not local) before the caller takes r.records: a slow
+// remote then holds up that caller alone, not the deletions — and, through
+// them, everything else — waiting for the lock. The caller's Get under the
+// lock finds it loaded.
+func (r *Repo) fetchRecordUnlocked(ctx context.Context, id string) error {
+	if r.remote == nil {
+		return nil
+	}
+	_, err := r.Get(ctx, id)
+	return err
+}
+
 // Restore returns the session to snapshot id. It costs O(1) in the size of
 // the workspace: the session adopts the snapshot's tree, sharing every node
 // and blob.
 func (r *Repo) Restore(ctx context.Context, s *vfs.Session, id string) error {
-	if r.remote != nil {
-		// Fetched first, holding no lock (as NewSession does).
-		if _, err := r.Get(ctx, id); err != nil {
-			return err
-		}
+	if err := r.fetchRecordUnlocked(ctx, id); err != nil {
+		return err
 	}
 	r.records.RLock() // the snapshot stays until the session holds it
 	defer r.records.RUnlock()
