@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/client"
 )
 
 // TestRemoteStalled: the remote stops answering without going away (its
@@ -84,32 +85,16 @@ func TestRemoteStalled(t *testing.T) {
 		t.Logf("%s: %v", what, time.Since(start).Round(time.Millisecond))
 	}
 	local("read a fetched file", func(ctx context.Context) error {
-		r, err := cb.CallTool(ctx, "b", "read_file", json.RawMessage(`{"path":"src/f00.txt"}`))
-		if err == nil && r.Status != "ok" {
-			err = fmt.Errorf("%s", r.JSON)
-		}
-		return err
+		return callOK(ctx, cb, "b", "read_file", `{"path":"src/f00.txt"}`)
 	})
 	local("write a new file", func(ctx context.Context) error {
-		r, err := cb.CallTool(ctx, "b", "write_file", json.RawMessage(`{"path":"local.txt","content":"written while stalled\n"}`))
-		if err == nil && r.Status != "ok" {
-			err = fmt.Errorf("%s", r.JSON)
-		}
-		return err
+		return callOK(ctx, cb, "b", "write_file", `{"path":"local.txt","content":"written while stalled\n"}`)
 	})
 	local("edit a fetched file", func(ctx context.Context) error {
-		r, err := cb.CallTool(ctx, "b", "edit_file", json.RawMessage(`{"path":"src/f00.txt","old_string":"file 0","new_string":"file zero"}`))
-		if err == nil && r.Status != "ok" {
-			err = fmt.Errorf("%s", r.JSON)
-		}
-		return err
+		return callOK(ctx, cb, "b", "edit_file", `{"path":"src/f00.txt","old_string":"file 0","new_string":"file zero"}`)
 	})
 	local("list a directory of unfetched files", func(ctx context.Context) error {
-		r, err := cb.CallTool(ctx, "b", "list_directory", json.RawMessage(`{"path":"src"}`))
-		if err == nil && r.Status != "ok" {
-			err = fmt.Errorf("%s", r.JSON)
-		}
-		return err
+		return callOK(ctx, cb, "b", "list_directory", `{"path":"src"}`)
 	})
 	local("snapshot the fork", func(ctx context.Context) error {
 		_, err := cb.CreateSnapshot(ctx, "b", "while stalled")
@@ -119,8 +104,7 @@ func TestRemoteStalled(t *testing.T) {
 		if _, err := cb.CreateSession(ctx, api.CreateSessionRequest{ID: "c"}); err != nil {
 			return err
 		}
-		_, err := cb.CallTool(ctx, "c", "write_file", json.RawMessage(`{"path":"x","content":"x"}`))
-		return err
+		return callOK(ctx, cb, "c", "write_file", `{"path":"x","content":"x"}`)
 	})
 	local("list the sessions", func(ctx context.Context) error {
 		_, err := cb.Sessions(ctx)
@@ -217,4 +201,13 @@ func TestRemoteStalled(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, content(8), readText(t, cb, "b2", "src/f08.txt"))
 	require.Equal(t, "later\n", readText(t, cb, "b2", "later.txt"))
+}
+
+// callOK calls a tool and fails unless its receipt says ok.
+func callOK(ctx context.Context, c *client.Client, session, name, params string) error {
+	r, err := c.CallTool(ctx, session, name, json.RawMessage(params))
+	if err == nil && r.Status != "ok" {
+		err = fmt.Errorf("%s %s: %s", name, params, r.JSON)
+	}
+	return err
 }
