@@ -27,6 +27,9 @@ type Quota struct {
 	MaxHistoryBytes int64 `json:"max_history_bytes,omitempty"`
 }
 
+// Quota returns the session's quota.
+func (s *Session) Quota() Quota { return s.opts.Quota }
+
 // historyBudget is the bound on the content the history keeps.
 func (q Quota) historyBudget() int64 {
 	if q.MaxHistoryBytes > 0 {

@@ -14,17 +14,19 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vfsd/vfsd/internal/beneath"
 	"github.com/vfsd/vfsd/vfs"
 )
 
 // upperEntry is one entry of the upper directory.
 type upperEntry struct {
-	p        vfs.Path // its path in the merged view, the session path
-	fsPath   string
-	st       unix.Stat_t
+	p        vfs.Path // its path in the merged view, the session path; the upper's too
+	st       unix.Stat_t // the stat of the node read (its identity: device, inode, type)
+	target   string      // a symlink's
 	kind     vfs.Kind
 	xattrs   map[string][]byte // the session's attributes (the overlay's own left out)
 	redirect string
@@ -66,10 +68,36 @@ type ingester struct {
 	// renamed is set once this ingest moved a node in the session: every
 	// directory is then reconciled in full.
 	renamed bool
+	// incomplete is set when the ingest left something for the next one
+	// (a node replaced while being read, a change refused): the session's
+	// directories may not match their listings, so none is remembered.
+	incomplete bool
+	// budget is how many more upper entries the ingest keeps in memory
+	// (see entryBudget); past it only the session's existing paths are
+	// read and new ones are refused.
+	budget int
+	// refused collects the changes undone in the merged directory.
+	refused refusals
 }
 
 // ingestLocked reads the upper directory and applies to the session what
 // the kernel changed. m.mu is held.
+//
+// The upper directory is changed by the kernel on behalf of every process
+// using the mount, while the ingest reads it: it is read through
+// descriptors only (internal/beneath). Each directory is listed through its
+// own descriptor, each entry opened beneath it without following anything
+// and read (stat, extended attributes, a symlink's target) through that
+// descriptor; a file's content is read through a descriptor checked to be
+// the node listed. A node replaced meanwhile is left for the next ingest,
+// never read in its stead.
+//
+// A change the session cannot take — over its quota, or a name that is no
+// session path — is refused: undone in the merged directory (the session's
+// node written back, or the new entry removed), so that the mount and the
+// session agree again and the session stays usable, and reported in the
+// error returned once the rest is applied (code too_large or invalid_path,
+// as a tool gets).
 func (m *Mount) ingestLocked(ctx context.Context) (IngestReport, error) {
 	start := time.Now()
 	if m.upper == "" { // read-only
@@ -77,84 +105,100 @@ func (m *Mount) ingestLocked(ctx context.Context) (IngestReport, error) {
 	}
 	in := &ingester{m: m, ctx: vfs.Relaxed(vfs.WithOrigin(ctx, m.origin)), base: m.base.Tree,
 		moved: map[vfs.Path]vfs.Path{}, firstName: map[uint64]vfs.Path{}}
-	root := &upperEntry{p: vfs.Root, fsPath: m.upper, lower: vfs.Root, hasLower: true, kind: vfs.KindDir}
-	if err := in.read(root); err != nil {
-		return in.rep, fmt.Errorf("ingest the overlay's changes of session %s: %w", m.s.ID(), err)
-	}
-	err := in.apply()
+	in.budget = entryBudget(m.s.Quota(), in.base)
+	err := in.readRoot()
 	if err == nil {
+		err = in.apply()
+	}
+	switch {
+	case err == nil && !in.incomplete:
 		in.remember()
-	} else {
+	default:
 		m.listed = nil // the session may hold part of the ingest: reconcile every directory next time
 	}
+	in.rep.Refused = in.refused.count
 	in.rep.Duration = time.Since(start)
 	m.lastIngest = in.rep
 	if err != nil {
 		return in.rep, fmt.Errorf("ingest the overlay's changes of session %s: %w", m.s.ID(), err)
 	}
+	if err := in.refused.err(m); err != nil {
+		m.logf("%v", err)
+		return in.rep, err
+	}
 	return in.rep, nil
 }
 
-// read reads e (a directory already stat'ed, except the root) and the upper
-// entries beneath it, in pre-order.
-func (in *ingester) read(e *upperEntry) error {
-	if e.p.IsRoot() {
-		if err := unix.Lstat(e.fsPath, &e.st); err != nil {
-			return err
-		}
-		if err := in.readXattrs(e); err != nil {
-			return err
-		}
+// maxIngestEntries bounds the upper entries one ingest keeps in memory for
+// a session without a quota on its entries.
+const maxIngestEntries = 2 << 20
+
+// entryBudget is how many upper entries an ingest keeps: every entry the
+// merged view shows is an entry of the session after the ingest, so no
+// more than its quota of entries (and one whiteout per base entry hidden)
+// can be valid.
+func entryBudget(q vfs.Quota, base vfs.Tree) int {
+	limit := int64(maxIngestEntries)
+	if q.MaxNodes > 0 && q.MaxNodes < limit {
+		limit = q.MaxNodes
 	}
+	return int(limit) + base.Len() + 1
+}
+
+// readRoot reads the upper directory, in pre-order.
+func (in *ingester) readRoot() error {
+	dfd, err := beneath.OpenDir(in.m.uroot.Fd(), ".")
+	if err != nil {
+		return fmt.Errorf("the upper directory: %w", err)
+	}
+	defer unix.Close(dfd)
+	root := &upperEntry{p: vfs.Root, lower: vfs.Root, hasLower: true, kind: vfs.KindDir}
+	if root.st, err = beneath.Fstat(dfd); err != nil {
+		return err
+	}
+	if err := in.readXattrs(root, dfd); err != nil {
+		return err
+	}
+	return in.read(root, dfd)
+}
+
+// read reads the entries of directory e, open at dfd, and those beneath
+// it, in pre-order.
+func (in *ingester) read(e *upperEntry, dfd int) error {
 	in.all = append(in.all, e)
 	in.rep.Entries++
-	d, err := os.Open(e.fsPath)
+	in.budget--
+	var names, over []string
+	err := beneath.EachName(dfd, func(name string) bool {
+		if in.budget-len(names) > 0 {
+			names = append(names, name)
+		} else {
+			over = append(over, name)
+			if len(over) >= 1024 { // past the budget, a batch at a time
+				in.overflow(e, over)
+				over = over[:0]
+			}
+		}
+		return true
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("list the upper directory %s: %w", e.p, err)
 	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return err
-	}
+	in.overflow(e, over)
 	sort.Strings(names)
+	defer sort.Strings(e.names)
 	var subdirs []*upperEntry
 	for _, name := range names {
-		c := &upperEntry{p: e.p.Join(name), fsPath: filepath.Join(e.fsPath, name)}
-		if err := unix.Lstat(c.fsPath, &c.st); err != nil {
-			if errors.Is(err, unix.ENOENT) {
-				continue // removed meanwhile: the next ingest sees it
-			}
-			return err
-		}
-		if c.st.Mode&unix.S_IFMT == unix.S_IFCHR && c.st.Rdev == 0 {
-			if e.whiteouts == nil {
-				e.whiteouts = map[string]bool{}
-			}
-			e.whiteouts[name] = true
-			in.rep.Entries++
+		if !validName(name) {
+			in.refuseName(e.p, name)
 			continue
 		}
-		e.names = append(e.names, name)
-		c.kind = kindOf(c.st.Mode)
-		if err := in.readXattrs(c); err != nil {
+		c, err := in.readEntry(e, dfd, name)
+		if err != nil {
 			return err
 		}
-		switch {
-		case c.redirect != "" && strings.HasPrefix(c.redirect, "/"):
-			lp, err := vfs.ParsePath(c.redirect)
-			c.lower, c.hasLower = lp, err == nil
-		case c.redirect != "":
-			c.lower, c.hasLower = e.lower.Join(c.redirect), e.hasLower
-		case c.kind == vfs.KindDir && c.opaque:
-		default:
-			c.lower, c.hasLower = e.lower.Join(name), e.hasLower && !e.opaque
-		}
-		if c.hasLower {
-			var err error
-			if _, c.hasLower, err = in.base.Lookup(c.lower); err != nil {
-				return err
-			}
+		if c == nil {
+			continue
 		}
 		if c.kind == vfs.KindDir {
 			subdirs = append(subdirs, c)
@@ -162,21 +206,121 @@ func (in *ingester) read(e *upperEntry) error {
 		}
 		in.all = append(in.all, c)
 		in.rep.Entries++
+		in.budget--
 	}
 	for _, c := range subdirs {
-		if err := in.read(c); err != nil {
+		sfd, err := beneath.OpenDir(dfd, c.p.Base())
+		if err == nil {
+			st, serr := beneath.Fstat(sfd)
+			if serr != nil || !beneath.SameNode(&st, &c.st) {
+				unix.Close(sfd)
+				err = unix.ENOENT
+			}
+		}
+		if err != nil {
+			// Replaced or removed since listed: the next ingest reads it.
+			// Its name stays listed, so the session's node stays as it is.
+			in.incomplete = true
+			continue
+		}
+		err = in.read(c, sfd)
+		unix.Close(sfd)
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// readXattrs reads e's extended attributes: the overlay's own into its
-// fields, the session's into xattrs.
-func (in *ingester) readXattrs(e *upperEntry) error {
-	names, err := listXattrs(e.fsPath)
+// readEntry reads the entry name of directory e (open at dfd) through a
+// descriptor of its own: nil for a whiteout (recorded in e) or an entry
+// gone meanwhile.
+func (in *ingester) readEntry(e *upperEntry, dfd int, name string) (*upperEntry, error) {
+	fd, err := beneath.OpenNode(dfd, name)
 	if err != nil {
-		return err
+		if errors.Is(err, unix.ENOENT) {
+			return nil, nil // removed meanwhile: the next ingest sees it
+		}
+		return nil, fmt.Errorf("the upper entry %s: %w", e.p.Join(name), err)
+	}
+	defer unix.Close(fd)
+	c := &upperEntry{p: e.p.Join(name)}
+	if c.st, err = beneath.Fstat(fd); err != nil {
+		return nil, err
+	}
+	if c.st.Mode&unix.S_IFMT == unix.S_IFCHR && c.st.Rdev == 0 {
+		if e.whiteouts == nil {
+			e.whiteouts = map[string]bool{}
+		}
+		e.whiteouts[name] = true
+		in.rep.Entries++
+		in.budget--
+		return nil, nil
+	}
+	e.names = append(e.names, name)
+	c.kind = kindOf(c.st.Mode)
+	if err := in.readXattrs(c, fd); err != nil {
+		return nil, err
+	}
+	if c.kind == vfs.KindSymlink {
+		if c.target, err = beneath.Readlink(fd); err != nil {
+			return nil, fmt.Errorf("the upper symlink %s: %w", c.p, err)
+		}
+	}
+	switch {
+	case c.redirect != "" && strings.HasPrefix(c.redirect, "/"):
+		lp, err := vfs.ParsePath(c.redirect)
+		c.lower, c.hasLower = lp, err == nil
+	case c.redirect != "":
+		c.lower, c.hasLower = e.lower.Join(c.redirect), e.hasLower
+	case c.kind == vfs.KindDir && c.opaque:
+	default:
+		c.lower, c.hasLower = e.lower.Join(name), e.hasLower && !e.opaque
+	}
+	if c.hasLower {
+		if _, c.hasLower, err = in.base.Lookup(c.lower); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// validName reports whether an upper entry's name can be a session path's
+// last segment (ParsePath's rules: UTF-8, no NUL, at most NAME_MAX bytes).
+func validName(name string) bool {
+	return name != "" && len(name) <= vfs.MaxSegmentBytes && utf8.ValidString(name) && !strings.ContainsRune(name, 0)
+}
+
+// overflow handles the names of directory e listed past the ingest's
+// memory budget: the session's existing entries are still read (there are
+// no more of them than the session holds); a new one cannot fit the
+// session's quota and is refused.
+func (in *ingester) overflow(e *upperEntry, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	in.incomplete = true
+	t := in.m.s.Tree()
+	for _, name := range names {
+		if validName(name) {
+			if _, ok, err := t.Lookup(e.p.Join(name)); err == nil && ok {
+				// The session's node stays as it is (the name is kept
+				// listed); the next ingest, within memory, reads it.
+				e.names = append(e.names, name)
+				continue
+			}
+		}
+		in.refused.quota = true
+		in.refuseName(e.p, name)
+	}
+}
+
+// readXattrs reads the extended attributes of e, open at fd: the overlay's
+// own into its fields, the session's into xattrs.
+func (in *ingester) readXattrs(e *upperEntry, fd int) error {
+	names, err := beneath.ListXattrs(fd)
+	if err != nil {
+		return fmt.Errorf("the extended attributes of %s: %w", e.p, err)
 	}
 	for _, name := range names {
 		switch {
@@ -187,12 +331,12 @@ func (in *ingester) readXattrs(e *upperEntry) error {
 			!strings.HasPrefix(name, xattrEscape):
 			continue // the overlay's own (origin, impure, ...): not needed
 		}
-		v, err := getXattr(e.fsPath, name)
+		v, err := beneath.GetXattr(fd, name)
 		if err != nil {
 			if errors.Is(err, unix.ENODATA) {
 				continue
 			}
-			return err
+			return fmt.Errorf("the extended attribute %s of %s: %w", name, e.p, err)
 		}
 		switch name {
 		case xattrRedirect:
@@ -224,6 +368,9 @@ func (in *ingester) apply() error {
 	}
 	var dirs []*upperEntry
 	for _, e := range in.all {
+		if in.refused.covers(e.p) {
+			continue // beneath a directory refused: undone with it
+		}
 		var err error
 		switch e.kind {
 		case vfs.KindDir:
@@ -235,6 +382,10 @@ func (in *ingester) apply() error {
 			err = in.symlink(e)
 		default:
 			err = in.special(e)
+		}
+		if vfs.CodeOf(err) == vfs.CodeTooLarge {
+			in.refuse(e.p, err)
+			continue
 		}
 		if err != nil {
 			return err
@@ -613,8 +764,8 @@ func (in *ingester) data(e *upperEntry, n vfs.Node, ok bool, perm fs.FileMode, o
 		c.ino == id.ino && c.size == id.size && c.mtime == id.mtime && c.ctime == id.ctime {
 		return nil
 	}
-	f, err := os.Open(e.fsPath)
-	if err != nil {
+	f, err := in.openContent(e)
+	if err != nil || f == nil {
 		return err
 	}
 	defer f.Close()
@@ -635,11 +786,35 @@ func (in *ingester) data(e *upperEntry, n vfs.Node, ok bool, perm fs.FileMode, o
 	return nil
 }
 
-func (in *ingester) symlink(e *upperEntry) error {
-	target, err := os.Readlink(e.fsPath)
-	if err != nil {
-		return err
+// openContent opens the upper file e for reading its content, beneath the
+// upper root and checked to be the node e was read from; nil (and the
+// ingest incomplete) when it was replaced or removed since.
+func (in *ingester) openContent(e *upperEntry) (*os.File, error) {
+	fd, err := beneath.OpenNode(in.m.uroot.Fd(), string(e.p))
+	if err == nil {
+		st, serr := beneath.Fstat(fd)
+		if serr != nil || !beneath.SameNode(&st, &e.st) {
+			unix.Close(fd)
+			fd, err = -1, unix.ENOENT
+		}
 	}
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EXDEV) {
+			in.incomplete = true // replaced since listed: the next ingest reads it
+			return nil, nil
+		}
+		return nil, fmt.Errorf("the upper file %s: %w", e.p, err)
+	}
+	rfd, err := beneath.Reopen(fd, unix.O_RDONLY)
+	unix.Close(fd)
+	if err != nil {
+		return nil, fmt.Errorf("the upper file %s: %w", e.p, err)
+	}
+	return os.NewFile(uintptr(rfd), string(e.p)), nil
+}
+
+func (in *ingester) symlink(e *upperEntry) error {
+	target := e.target
 	n, ok, err := in.m.s.Tree().Lookup(e.p)
 	if err != nil {
 		return err
@@ -767,53 +942,4 @@ func kindOf(mode uint32) vfs.Kind {
 		return vfs.KindBlockDev
 	}
 	return vfs.KindFile
-}
-
-// listXattrs lists the extended attributes of path (not followed).
-func listXattrs(path string) ([]string, error) {
-	buf := make([]byte, 256)
-	for {
-		n, err := unix.Llistxattr(path, buf)
-		if errors.Is(err, unix.ERANGE) {
-			sz, err := unix.Llistxattr(path, nil)
-			if err != nil {
-				return nil, err
-			}
-			buf = make([]byte, sz+64)
-			continue
-		}
-		if err != nil {
-			if errors.Is(err, unix.ENOTSUP) {
-				return nil, nil
-			}
-			return nil, err
-		}
-		var names []string
-		for _, name := range strings.Split(string(buf[:n]), "\x00") {
-			if name != "" {
-				names = append(names, name)
-			}
-		}
-		return names, nil
-	}
-}
-
-// getXattr reads one extended attribute of path (not followed).
-func getXattr(path, name string) ([]byte, error) {
-	buf := make([]byte, 256)
-	for {
-		n, err := unix.Lgetxattr(path, name, buf)
-		if errors.Is(err, unix.ERANGE) {
-			sz, err := unix.Lgetxattr(path, name, nil)
-			if err != nil {
-				return nil, err
-			}
-			buf = make([]byte, sz+64)
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return buf[:n], nil
-	}
 }

@@ -39,11 +39,12 @@ type Options struct {
 
 // IngestReport tells what one ingest did.
 type IngestReport struct {
-	Entries  int           `json:"entries"`  // entries of the upper directory read
-	Changes  int           `json:"changes"`  // session operations applied
-	Hashed   int           `json:"hashed"`   // upper files whose content was stored as a blob
-	Bytes    int64         `json:"bytes"`    // their bytes
-	Duration time.Duration `json:"duration"` // time taken
+	Entries  int           `json:"entries"`           // entries of the upper directory read
+	Changes  int           `json:"changes"`           // session operations applied
+	Hashed   int           `json:"hashed"`            // upper files whose content was stored as a blob
+	Bytes    int64         `json:"bytes"`             // their bytes
+	Refused  int           `json:"refused,omitempty"` // changes the session could not take, undone in the mount
+	Duration time.Duration `json:"duration"`          // time taken
 }
 
 // MetaReport tells what BuildMeta did.

@@ -19,6 +19,7 @@ import (
 	"github.com/google/renameio/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/vfsd/vfsd/internal/beneath"
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/vfs"
 )
@@ -40,6 +41,11 @@ type Mount struct {
 	origin string
 
 	upper, work, blobDir string
+	// mroot and uroot are the merged and upper directories, held open
+	// while mounted: the daemon reaches everything in them through these
+	// descriptors (internal/beneath), never by path, as the programs using
+	// the mount can change both while it works.
+	mroot, uroot *beneath.Root
 
 	mu         sync.Mutex // serialises ingest, mirroring and remounts
 	base       *snapshot.Snapshot
@@ -206,6 +212,10 @@ func (m *Mount) mountBase(ctx context.Context, snap *snapshot.Snapshot, fresh bo
 			return fmt.Errorf("mount overlayfs at %s: %w (the FUSE backend works without it)", m.dir, err)
 		}
 	}
+	if err := m.openRoots(); err != nil {
+		_ = unix.Unmount(m.dir, unix.MNT_DETACH)
+		return err
+	}
 	mounted = true
 	m.releaseMeta()
 	m.release = release
@@ -225,6 +235,36 @@ func (m *Mount) mountBase(ctx context.Context, snap *snapshot.Snapshot, fresh bo
 		}
 	}
 	return nil
+}
+
+// openRoots opens the merged directory (the overlay just mounted at
+// m.dir, checked to be one) and the upper directory. m.mu is held.
+func (m *Mount) openRoots() error {
+	m.closeRoots()
+	mroot, err := beneath.OpenRoot(m.dir)
+	if err != nil {
+		return fmt.Errorf("overlay mount: %w", err)
+	}
+	var sfs unix.Statfs_t
+	if err := unix.Fstatfs(mroot.Fd(), &sfs); err != nil || sfs.Type != unix.OVERLAYFS_SUPER_MAGIC {
+		mroot.Close()
+		return fmt.Errorf("overlay mount: %s is not the overlay just mounted there (statfs type %#x, %v)", m.dir, sfs.Type, err)
+	}
+	m.mroot = mroot
+	if m.upper != "" {
+		if m.uroot, err = beneath.OpenRoot(m.upper); err != nil {
+			m.closeRoots()
+			return fmt.Errorf("overlay mount: %w", err)
+		}
+	}
+	return nil
+}
+
+// closeRoots closes the merged and upper directories. m.mu is held.
+func (m *Mount) closeRoots() {
+	m.mroot.Close()
+	m.uroot.Close()
+	m.mroot, m.uroot = nil, nil
 }
 
 // releaseMeta lets the mounted metadata layer go (it is no longer
@@ -364,6 +404,10 @@ func (m *Mount) Unmount() error {
 		m.closed = true
 		ctx := context.Background()
 		err := m.rebaseIfStale(ctx)
+		// An open descriptor keeps a mount busy: the merged root goes
+		// first (the last ingest reads only the upper directory).
+		m.mroot.Close()
+		m.mroot = nil
 		uerr := unix.Unmount(m.dir, 0)
 		if err == nil {
 			_, err = m.ingestLocked(ctx)
@@ -377,6 +421,7 @@ func (m *Mount) Unmount() error {
 		if uerr == nil {
 			m.releaseMeta()
 		}
+		m.closeRoots()
 		if err == nil && uerr == nil {
 			err = os.RemoveAll(m.opts.StateDir)
 		}
@@ -396,6 +441,7 @@ func (m *Mount) Detach() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.closed = true
+	m.closeRoots()
 	if err := unix.Unmount(m.dir, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
 		return fmt.Errorf("unmount %s: %w", m.dir, err)
 	}
@@ -413,6 +459,7 @@ func (m *Mount) rebaseIfStale(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("mount the restored state of session %s: %w", m.s.ID(), err)
 	}
+	m.closeRoots()
 	if err := unix.Unmount(m.dir, unix.MNT_DETACH); err != nil {
 		return fmt.Errorf("mount the restored state of session %s: unmount %s: %w", m.s.ID(), m.dir, err)
 	}
