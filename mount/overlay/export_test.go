@@ -23,3 +23,11 @@ func SetLayerGrace(d time.Duration) func() {
 
 // MountedLowers is mountedLowers.
 var MountedLowers = mountedLowers
+
+// SetAfterRead sets a function an ingest runs after listing the upper
+// root ("listed") and between reading the upper directory and applying it
+// ("read"), and returns what removes it.
+func SetAfterRead(f func(stage string)) func() {
+	testHookRead = f
+	return func() { testHookRead = nil }
+}

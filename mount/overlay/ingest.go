@@ -107,6 +107,9 @@ func (m *Mount) ingestLocked(ctx context.Context) (IngestReport, error) {
 		moved: map[vfs.Path]vfs.Path{}, firstName: map[uint64]vfs.Path{}}
 	in.budget = entryBudget(m.s.Quota(), in.base)
 	err := in.readRoot()
+	if err == nil && testHookRead != nil {
+		testHookRead("read")
+	}
 	if err == nil {
 		err = in.apply()
 	}
@@ -128,6 +131,12 @@ func (m *Mount) ingestLocked(ctx context.Context) (IngestReport, error) {
 	}
 	return in.rep, nil
 }
+
+// testHookRead, when set, runs after the upper root's entries are listed,
+// before its subdirectories are ("listed"), and between reading the upper
+// directory and applying it ("read"): tests widen the windows a racing
+// process has there.
+var testHookRead func(stage string)
 
 // maxIngestEntries bounds the upper entries one ingest keeps in memory for
 // a session without a quota on its entries.
@@ -207,6 +216,9 @@ func (in *ingester) read(e *upperEntry, dfd int) error {
 		in.all = append(in.all, c)
 		in.rep.Entries++
 		in.budget--
+	}
+	if e.p.IsRoot() && testHookRead != nil {
+		testHookRead("listed")
 	}
 	for _, c := range subdirs {
 		sfd, err := beneath.OpenDir(dfd, c.p.Base())
