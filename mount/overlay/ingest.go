@@ -24,7 +24,7 @@ import (
 
 // upperEntry is one entry of the upper directory.
 type upperEntry struct {
-	p        vfs.Path // its path in the merged view, the session path; the upper's too
+	p        vfs.Path    // its path in the merged view, the session path; the upper's too
 	st       unix.Stat_t // the stat of the node read (its identity: device, inode, type)
 	target   string      // a symlink's
 	kind     vfs.Kind
