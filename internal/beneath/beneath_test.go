@@ -185,3 +185,36 @@ func TestEachName(t *testing.T) {
 	sort.Strings(got)
 	require.Equal(t, want, got)
 }
+
+// TestXattrsAtReadTheEntryItself: the *At calls read a symlink's own
+// attributes, never its target's, with the *xattrat system calls and with
+// their fallback.
+func TestXattrsAtReadTheEntryItself(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("trusted.* attributes need root")
+	}
+	root, outside := tree(t)
+	require.NoError(t, unix.Lsetxattr(filepath.Join(root, "out"), "trusted.vfsd-link", []byte("link"), 0))
+	require.NoError(t, unix.Setxattr(outside, "trusted.vfsd-target", []byte("target"), 0))
+	r, err := beneath.OpenRoot(root)
+	require.NoError(t, err)
+	defer r.Close()
+	for _, fallback := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fallback=%v", fallback), func(t *testing.T) {
+			if fallback {
+				defer beneath.WithoutXattrAt()()
+			}
+			names, err := beneath.ListXattrsAt(r.Fd(), "out")
+			require.NoError(t, err)
+			require.Contains(t, names, "trusted.vfsd-link")
+			require.NotContains(t, names, "trusted.vfsd-target")
+			v, err := beneath.GetXattrAt(r.Fd(), "out", "trusted.vfsd-link")
+			require.NoError(t, err)
+			require.Equal(t, "link", string(v))
+			_, err = beneath.GetXattrAt(r.Fd(), "out", "trusted.vfsd-target")
+			require.ErrorIs(t, err, unix.ENODATA)
+			_, err = beneath.ListXattrsAt(r.Fd(), "missing")
+			require.ErrorIs(t, err, unix.ENOENT)
+		})
+	}
+}

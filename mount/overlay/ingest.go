@@ -165,7 +165,7 @@ func (in *ingester) readRoot() error {
 	if root.st, err = beneath.Fstat(dfd); err != nil {
 		return err
 	}
-	if err := in.readXattrs(root, dfd); err != nil {
+	if err := in.readXattrs(root, dfd, ""); err != nil {
 		return err
 	}
 	return in.read(root, dfd)
@@ -244,21 +244,19 @@ func (in *ingester) read(e *upperEntry, dfd int) error {
 	return nil
 }
 
-// readEntry reads the entry name of directory e (open at dfd) through a
-// descriptor of its own: nil for a whiteout (recorded in e) or an entry
-// gone meanwhile.
+// readEntry reads the entry name of directory e (open at dfd): stat,
+// extended attributes and a symlink's target, each relative to dfd and
+// never following the entry. It returns nil for a whiteout (recorded in e)
+// or an entry gone meanwhile. An entry replaced while it was read (its
+// identity or ctime moved) is skipped, its name kept listed so that the
+// session's node stays as it is: the next ingest reads it.
 func (in *ingester) readEntry(e *upperEntry, dfd int, name string) (*upperEntry, error) {
-	fd, err := beneath.OpenNode(dfd, name)
-	if err != nil {
+	c := &upperEntry{p: e.p.Join(name)}
+	if err := unix.Fstatat(dfd, name, &c.st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil, nil // removed meanwhile: the next ingest sees it
 		}
-		return nil, fmt.Errorf("the upper entry %s: %w", e.p.Join(name), err)
-	}
-	defer unix.Close(fd)
-	c := &upperEntry{p: e.p.Join(name)}
-	if c.st, err = beneath.Fstat(fd); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the upper entry %s: %w", c.p, err)
 	}
 	if c.st.Mode&unix.S_IFMT == unix.S_IFCHR && c.st.Rdev == 0 {
 		if e.whiteouts == nil {
@@ -271,13 +269,21 @@ func (in *ingester) readEntry(e *upperEntry, dfd int, name string) (*upperEntry,
 	}
 	e.names = append(e.names, name)
 	c.kind = kindOf(c.st.Mode)
-	if err := in.readXattrs(c, fd); err != nil {
-		return nil, err
+	err := in.readXattrs(c, dfd, name)
+	if err == nil && c.kind == vfs.KindSymlink {
+		c.target, err = readlinkAt(dfd, name)
 	}
-	if c.kind == vfs.KindSymlink {
-		if c.target, err = beneath.Readlink(fd); err != nil {
-			return nil, fmt.Errorf("the upper symlink %s: %w", c.p, err)
-		}
+	var after unix.Stat_t
+	if err == nil {
+		err = unix.Fstatat(dfd, name, &after, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EINVAL) ||
+		err == nil && (!beneath.SameNode(&c.st, &after) || c.st.Ctim != after.Ctim) {
+		in.incomplete = true // replaced while read
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the upper entry %s: %w", c.p, err)
 	}
 	switch {
 	case c.redirect != "" && strings.HasPrefix(c.redirect, "/"):
@@ -295,6 +301,21 @@ func (in *ingester) readEntry(e *upperEntry, dfd int, name string) (*upperEntry,
 		}
 	}
 	return c, nil
+}
+
+// readlinkAt reads the target of the symlink name in the directory dfd.
+func readlinkAt(dfd int, name string) (string, error) {
+	buf := make([]byte, 256)
+	for {
+		n, err := unix.Readlinkat(dfd, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < len(buf) {
+			return string(buf[:n]), nil
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
 
 // validName reports whether an upper entry's name can be a session path's
@@ -327,36 +348,42 @@ func (in *ingester) overflow(e *upperEntry, names []string) {
 	}
 }
 
-// readXattrs reads the extended attributes of e, open at fd: the overlay's
-// own into its fields, the session's into xattrs.
-func (in *ingester) readXattrs(e *upperEntry, fd int) error {
-	names, err := beneath.ListXattrs(fd)
+// readXattrs reads the extended attributes of e, the entry name of the
+// directory dfd ("" for dfd itself): the overlay's own into its fields, the
+// session's into xattrs.
+func (in *ingester) readXattrs(e *upperEntry, dfd int, name string) error {
+	list, get := beneath.ListXattrsAt, beneath.GetXattrAt
+	if name == "" {
+		list = func(fd int, _ string) ([]string, error) { return beneath.ListXattrs(fd) }
+		get = func(fd int, _, attr string) ([]byte, error) { return beneath.GetXattr(fd, attr) }
+	}
+	names, err := list(dfd, name)
 	if err != nil {
 		return fmt.Errorf("the extended attributes of %s: %w", e.p, err)
 	}
-	for _, name := range names {
+	for _, attr := range names {
 		switch {
-		case name == xattrMetacopy:
+		case attr == xattrMetacopy:
 			e.metacopy = true // its presence is what counts
 			continue
-		case name != xattrRedirect && name != xattrOpaque && strings.HasPrefix(name, xattrPrefix) &&
-			!strings.HasPrefix(name, xattrEscape):
+		case attr != xattrRedirect && attr != xattrOpaque && strings.HasPrefix(attr, xattrPrefix) &&
+			!strings.HasPrefix(attr, xattrEscape):
 			continue // the overlay's own (origin, impure, ...): not needed
 		}
-		v, err := beneath.GetXattr(fd, name)
+		v, err := get(dfd, name, attr)
 		if err != nil {
 			if errors.Is(err, unix.ENODATA) {
 				continue
 			}
-			return fmt.Errorf("the extended attribute %s of %s: %w", name, e.p, err)
+			return fmt.Errorf("the extended attribute %s of %s: %w", attr, e.p, err)
 		}
-		switch name {
+		switch attr {
 		case xattrRedirect:
 			e.redirect = string(v)
 		case xattrOpaque:
 			e.opaque = string(v) == "y"
 		default:
-			if sn, ok := sessionXattrName(name); ok {
+			if sn, ok := sessionXattrName(attr); ok {
 				if e.xattrs == nil {
 					e.xattrs = map[string][]byte{}
 				}
