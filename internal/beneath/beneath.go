@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -359,4 +360,26 @@ func (e *Moved) Error() string {
 // and file type).
 func SameNode(a, b *unix.Stat_t) bool {
 	return a.Dev == b.Dev && a.Ino == b.Ino && a.Mode&unix.S_IFMT == b.Mode&unix.S_IFMT
+}
+
+// RemovePath removes the directory tree at path (nothing there is no
+// error) through descriptors: path's parent, which must be the caller's
+// own (not a directory others can change), is opened by path; everything
+// beneath path is removed with RemoveAll, so a tree that others change
+// while it is removed (an overlay's upper directory a lazily detached mount
+// still writes) cannot lead the removal elsewhere.
+func RemovePath(path string) error {
+	path = filepath.Clean(path)
+	parent, err := OpenRoot(filepath.Dir(path))
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return err
+	}
+	defer parent.Close()
+	if err := RemoveAll(parent.Fd(), filepath.Base(path)); err != nil {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	return nil
 }

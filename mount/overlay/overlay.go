@@ -135,7 +135,7 @@ func (m *Mount) setup(ctx context.Context) error {
 			return fmt.Errorf("recover the overlay mount of session %s at %s: its base snapshot %s: %w; its changes are in %s", m.s.ID(), m.dir, st.Base, err, m.upper)
 		}
 	} else {
-		if err := os.RemoveAll(m.opts.StateDir); err != nil {
+		if err := beneath.RemovePath(m.opts.StateDir); err != nil {
 			return fmt.Errorf("overlay mount: clear %s: %w", m.opts.StateDir, err)
 		}
 		if snap, err = m.repo.Snapshot(ctx, m.s, BaseLabel); err != nil {
@@ -423,7 +423,7 @@ func (m *Mount) Unmount() error {
 		}
 		m.closeRoots()
 		if err == nil && uerr == nil {
-			err = os.RemoveAll(m.opts.StateDir)
+			err = beneath.RemovePath(m.opts.StateDir)
 		}
 		if uerr != nil {
 			err = errors.Join(err, fmt.Errorf("unmount %s: %w", m.dir, uerr))
@@ -463,7 +463,7 @@ func (m *Mount) rebaseIfStale(ctx context.Context) error {
 	if err := unix.Unmount(m.dir, unix.MNT_DETACH); err != nil {
 		return fmt.Errorf("mount the restored state of session %s: unmount %s: %w", m.s.ID(), m.dir, err)
 	}
-	if err := os.RemoveAll(m.opts.StateDir); err != nil {
+	if err := beneath.RemovePath(m.opts.StateDir); err != nil {
 		return err
 	}
 	return m.mountBase(ctx, snap, true)
