@@ -219,18 +219,9 @@ func requireNoSecretInSession(t testing.TB, ctx context.Context, c *client.Clien
 		if e.Kind != "file" {
 			continue
 		}
-		a := call(ctx, c, id, "read_file", map[string]any{"path": e.Path, "offset_bytes": 0, "max_bytes": 1 << 20, "encoding": "bytes"})
-		if !a.ok() {
-			t.Logf("final walk: %s", a)
-			continue
-		}
-		var rec struct {
-			InlineBytes []byte `json:"inline_bytes"`
-			InlineText  string `json:"inline_text"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(a.body), &rec))
+		content := readWhole(t, ctx, c, id, e.Path)
 		for what, s := range secrets {
-			if bytes.Contains(rec.InlineBytes, []byte(s)) || strings.Contains(rec.InlineText, s) {
+			if bytes.Contains(content, []byte(s)) {
 				found = append(found, fmt.Sprintf("%s holds %s", e.Path, what))
 			}
 		}
@@ -249,6 +240,32 @@ func requireNoSecretInSession(t testing.TB, ctx context.Context, c *client.Clien
 		}
 	}
 	require.Empty(t, found, "foreign host content entered session %s (%d entries)", id, len(entries))
+}
+
+// readWhole reads a session file whole through read_file, a page (inline)
+// at a time; a file that cannot be read is logged and empty.
+func readWhole(t testing.TB, ctx context.Context, c *client.Client, id, path string) []byte {
+	t.Helper()
+	const page = 32 << 10
+	var content []byte
+	for len(content) < 64<<20 {
+		a := call(ctx, c, id, "read_file", map[string]any{"path": path, "offset_bytes": len(content), "max_bytes": page,
+			"encoding": "bytes", "output_mode": "require_inline"})
+		if !a.ok() {
+			t.Logf("final walk: %s", a)
+			break
+		}
+		var rec struct {
+			InlineBytes []byte `json:"inline_bytes"`
+			Truncated   bool   `json:"truncated"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(a.body), &rec))
+		content = append(content, rec.InlineBytes...)
+		if !rec.Truncated || len(rec.InlineBytes) == 0 {
+			break
+		}
+	}
+	return content
 }
 
 // requireNoSecretInAnswers fails if a tool's answer holds one of secrets.
@@ -399,7 +416,8 @@ func runHostile(cfg hostileConfig) int {
 		for !stopped() {
 			for _, d := range cfg.Dirs {
 				if err := os.Rename(in(d), in(d)+".away"); err != nil {
-					did("swap", err)
+					did("swap", err) // d gone, say: no busy loop meanwhile
+					time.Sleep(time.Millisecond)
 					continue
 				}
 				did("swap", os.Symlink(cfg.Targets[0], in(d)))
@@ -523,7 +541,10 @@ func chaos(cfg hostileConfig, rng *mrand.Rand, stopped func() bool, did func(str
 		}
 		target := pick(cfg.Targets)
 		ent := pick(entries)
-		switch rng.IntN(6) {
+		// Swapping a symlink in for a directory (case 2) is drawn twice as
+		// often as the rest: it is what a tool's change mirrored into the
+		// mount meets.
+		switch rng.IntN(7) {
 		case 0: // rename away and back, maybe to another directory
 			to := tmpName(pick(dirs))
 			if err := rename(ent, to, 0); err != nil {
@@ -535,14 +556,17 @@ func chaos(cfg hostileConfig, rng *mrand.Rand, stopped func() bool, did func(str
 			did("rename back", rename(to, ent, 0))
 		case 1: // exchange two entries
 			did("exchange", rename(ent, pick(entries), unix.RENAME_EXCHANGE))
-		case 2: // a symlink to the host swapped in for a moment
+		case 2, 6: // a symlink to the host swapped in for a moment, mostly for a directory
+			if len(dirs) > 1 && rng.IntN(3) > 0 {
+				ent = pick(dirs[1:])
+			}
 			away := tmpName(filepath.Dir(ent))
 			if err := rename(ent, away, 0); err != nil {
 				did("symlink swap", err)
 				continue
 			}
 			did("symlink swap", symlink(target, ent))
-			time.Sleep(time.Duration(500+rng.IntN(4500)) * time.Microsecond)
+			time.Sleep(time.Duration(1000+rng.IntN(9000)) * time.Microsecond)
 			_ = remove(ent)
 			did("restore", rename(away, ent, 0))
 		case 3: // a symlink to the host exchanged with an entry, many times
@@ -580,7 +604,7 @@ func chaos(cfg hostileConfig, rng *mrand.Rand, stopped func() bool, did func(str
 		// A quiet moment between attacks lets some ingests through whole,
 		// so that tools run and the daemon mirrors their changes into a
 		// mount that changes under it a moment later.
-		time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond)
+		time.Sleep(time.Duration(rng.IntN(6000)) * time.Microsecond)
 	}
 }
 

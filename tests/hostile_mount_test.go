@@ -220,7 +220,7 @@ func TestHostileOverlayIngestExchangeRace(t *testing.T) {
 	require.NoError(t, os.Symlink(victim, in("ld")))
 	mustCall(t, ctx, c, "ie", "list_directory", map[string]any{"path": ""}) // ingested once, quietly
 
-	const maxCalls, runFor = 400, 8 * time.Second
+	const maxCalls, runFor = 2000, 8 * time.Second
 	h := startHostile(t, ctx, hostileConfig{Mode: "exchange", Mount: mnt,
 		Pairs: [][2]string{{"f", "l"}, {"g", "l2"}, {"dd", "ld"}}, Until: time.Now().Add(runFor + 30*time.Second).UnixNano()})
 	var answers []toolAnswer
