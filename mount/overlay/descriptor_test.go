@@ -23,7 +23,7 @@ type victim struct {
 	dir, canary string
 }
 
-func newVictim(t *testing.T) victim {
+func newCanary(t *testing.T) victim {
 	t.Helper()
 	dir := t.TempDir()
 	canary := filepath.Join(dir, "canary")
@@ -80,7 +80,7 @@ func TestMirrorDoesNotFollowSwappedSymlink(t *testing.T) {
 			e := newEnv(t)
 			e.write(t, "d/canary", "session's")
 			m := e.mount(t)
-			v := newVictim(t)
+			v := newCanary(t)
 			merged := filepath.Join(m.Dir(), "d")
 			require.NoError(t, os.Rename(merged, filepath.Join(m.Dir(), "away")))
 			require.NoError(t, os.Symlink(v.dir, merged))
@@ -129,7 +129,7 @@ func TestIngestDoesNotFollowExchangedSymlink(t *testing.T) {
 			ctx := context.Background()
 			e := newEnv(t)
 			m := e.mount(t)
-			v := newVictim(t)
+			v := newCanary(t)
 			tc.setup(t, m.Dir(), v)
 			attacked := false
 			defer overlay.SetAfterRead(func(stage string) {
