@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -86,7 +87,15 @@ func (d *Daemon) settle(ctx context.Context, e *entry) error {
 		}
 	}
 	if len(errs) > 0 {
-		return apiErr(api.CodeInternal, "session %s: take in the changes made through its mounts: %v", e.id, errs[0])
+		// A change a mount made that the session refused (over its quota,
+		// a name no path can hold) is reported with the code a tool gets
+		// for the same change; the mount has undone it.
+		code := api.CodeInternal
+		var ve *vfs.Error
+		if errors.As(errs[0], &ve) {
+			code = vfsCode(ve.Code)
+		}
+		return apiErr(code, "session %s: take in the changes made through its mounts: %v", e.id, errs[0])
 	}
 	return nil
 }

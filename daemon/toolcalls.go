@@ -38,10 +38,14 @@ func lookupContract(name string) (contract.Contract, error) {
 }
 
 // internalResult is a call that failed before its contract ran: the
-// session's mounts could not be settled.
+// session's mounts could not be settled. Its code is the API's for err:
+// internal, or the code a tool gets for a change a mount made that the
+// session refused (too_large over the quota, invalid_path), which the
+// mount has undone: the next call goes through.
 func internalResult(err error) contract.Result {
-	body, _ := json.Marshal(map[string]string{"status": "error", "error_code": "internal", "summary_text": err.Error()})
-	return contract.Result{Body: body, Text: err.Error(), Status: "internal", IsError: true}
+	code := toAPIError(err).Code
+	body, _ := json.Marshal(map[string]string{"status": "error", "error_code": code, "summary_text": err.Error()})
+	return contract.Result{Body: body, Text: err.Error(), Status: code, IsError: true}
 }
 
 // callTool runs one tool of session e's contract, counts it, and appends

@@ -230,6 +230,9 @@ func TestIngestKeepsQuota(t *testing.T) {
 			require.Equal(t, vfs.CodeTooLarge, vfs.CodeOf(err), "%v", err)
 			require.Contains(t, err.Error(), "quota")
 			require.NotZero(t, rep.Refused)
+			// The growth is refused as a whole, as a tool batch over the
+			// quota is: the session holds what it held.
+			require.Equal(t, 1, e.s.Tree().Len()-1, "only keep")
 			if tc.q.MaxNodes > 0 {
 				require.LessOrEqual(t, int64(e.s.Tree().Len()-1), tc.q.MaxNodes)
 			}

@@ -405,10 +405,15 @@ func (in *ingester) apply() error {
 			}
 		}
 	}
+	growth := in.overQuota()
 	var dirs []*upperEntry
 	for _, e := range in.all {
 		if in.refused.covers(e.p) {
 			continue // beneath a directory refused: undone with it
+		}
+		if growth != nil && in.grows(e) {
+			in.refuse(e.p, growth)
+			continue
 		}
 		var err error
 		switch e.kind {

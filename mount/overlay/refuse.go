@@ -130,3 +130,65 @@ func (in *ingester) refuseName(dir vfs.Path, name string) {
 		m.logf("overlay mount %s: remove the refused entry %q of %s: %v", m.dir, name, dir, err)
 	}
 }
+
+// overQuota returns the quota error when applying the upper entries read
+// would take the session past its quota: the entries the session does not
+// have and the bytes files grow by, less what whiteouts remove. Then every
+// change that grows the session is refused, as a batch of tool changes
+// over the quota is refused whole; changes that do not grow it (edits
+// within a file's size, removals, metadata) still apply.
+func (in *ingester) overQuota() error {
+	q := in.m.s.Quota()
+	if q.MaxNodes <= 0 && q.MaxBytes <= 0 {
+		return nil
+	}
+	t := in.m.s.Tree()
+	nodes, bytes := int64(t.Len()-1), t.Bytes()
+	for _, e := range in.all {
+		for name := range e.whiteouts {
+			_ = t.Walk(e.p.Join(name), func(_ vfs.Path, n vfs.Node) error {
+				nodes--
+				if n.IsFile() {
+					bytes -= n.Size
+				}
+				return nil
+			})
+		}
+		if e.p.IsRoot() {
+			continue
+		}
+		n, ok, err := t.Lookup(e.p)
+		switch {
+		case err != nil:
+		case !ok:
+			nodes++
+			if e.kind == vfs.KindFile {
+				bytes += e.st.Size
+			}
+		case e.kind == vfs.KindFile && n.IsFile():
+			bytes += e.st.Size - n.Size
+		}
+	}
+	switch {
+	case q.MaxNodes > 0 && nodes > q.MaxNodes:
+		return &vfs.Error{Op: "ingest", Code: vfs.CodeTooLarge, Err: syscall.EDQUOT,
+			Msg: fmt.Sprintf("the mount's changes would leave %d entries, over the quota of %d", nodes, q.MaxNodes)}
+	case q.MaxBytes > 0 && bytes > q.MaxBytes:
+		return &vfs.Error{Op: "ingest", Code: vfs.CodeTooLarge, Err: syscall.EDQUOT,
+			Msg: fmt.Sprintf("the mount's changes would leave %d bytes, over the quota of %d", bytes, q.MaxBytes)}
+	}
+	return nil
+}
+
+// grows reports whether applying upper entry e would grow the session: a
+// path it does not have, or a file larger than the session's.
+func (in *ingester) grows(e *upperEntry) bool {
+	if e.p.IsRoot() {
+		return false
+	}
+	n, ok, err := in.m.s.Tree().Lookup(e.p)
+	if err != nil || !ok {
+		return true
+	}
+	return e.kind == vfs.KindFile && n.IsFile() && e.st.Size > n.Size
+}
