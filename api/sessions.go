@@ -59,7 +59,8 @@ type CreateSessionRequest struct {
 	// tools, the default), "aos", "weakincentives", "pos_filesystem" or
 	// "x07"; an unknown name is invalid_input naming the choices. It fixes the tool names,
 	// parameters, results and error codes of the session's tool routes and
-	// MCP endpoint. Forks inherit their origin's when empty.
+	// MCP endpoint. Forks inherit their origin's when empty; a session
+	// token's fork may not name another (forbidden).
 	Contract string `json:"contract,omitempty"`
 	// ContractOptions are the contract's own session-creation options (a
 	// JSON object), for contracts whose documents configure a session
@@ -67,8 +68,11 @@ type CreateSessionRequest struct {
 	// The daemon applies them once the session exists and again after
 	// every reset; if they fail, the session is not created
 	// (invalid_input, or the engine's code such as too_large). A contract
-	// without options refuses them. Forks do not inherit them (the fork
-	// starts from its origin's state, which holds what they did).
+	// without options refuses them. A fork keeps its origin's on record
+	// without applying them again (it starts from its origin's state,
+	// which holds what they did); the admin may give a fork options of its
+	// own, a session token may not (forbidden): they may import host
+	// folders.
 	ContractOptions json.RawMessage `json:"contract_options,omitempty"`
 	// Label is a note to remember the session by (at most the daemon's
 	// snapshot label limit, 1024 bytes by default); forks do not inherit it.

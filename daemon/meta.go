@@ -44,6 +44,10 @@ type sessionMeta struct {
 	// (contract.SessionInitializer), applied at creation and replayed
 	// after every reset.
 	ContractOptions json.RawMessage `json:"contract_options,omitempty"`
+	// OptionsInherited says ContractOptions are a fork's origin's, kept on
+	// record: the fork started from the state they made, and they are
+	// applied again neither at its creation nor at its resets.
+	OptionsInherited bool `json:"contract_options_inherited,omitempty"`
 	// Base is the snapshot the session started from.
 	Base string `json:"base,omitempty"`
 	// Import is the snapshot of the host as last imported or applied:

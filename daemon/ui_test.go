@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -383,4 +384,38 @@ func TestUIProxy(t *testing.T) {
 	code, body, _ := b.do("GET", "/ui/", "", map[string]string{uiProxyHeader: "1"})
 	require.Equal(t, 200, code, body)
 	require.Contains(t, body, "rev")
+}
+
+// TestUISessionLoginCannotForkWithOptions is finding 4 of security round
+// 3 through the review page: a session's login (its cookie, the page's
+// CSRF token) forked its session into the weakincentives contract with
+// host mounts of its choosing, importing host files its session never
+// had. A login acts as its session's token: the fork keeps the origin's
+// contract and options.
+func TestUISessionLoginCannotForkWithOptions(t *testing.T) {
+	e := newUIEnv(t, map[string]string{"a.go": "package a\n"})
+	// Written after the session was staged: the session never had it.
+	require.NoError(t, os.WriteFile(filepath.Join(e.root, "secret.env"), []byte("TOKEN=hunter2\n"), 0o600))
+	sc, err := client.New(client.Options{Addr: e.srv.URL, Token: e.sessTok})
+	require.NoError(t, err)
+	defer sc.Close()
+	l, err := sc.UILogin(context.Background(), "")
+	require.NoError(t, err)
+	b := e.browser()
+	code, body, _ := b.do("GET", l.URL, "", nil)
+	require.Equal(t, 200, code, body)
+	b.do("GET", "/ui/s/rev", "", nil) // the page's CSRF token
+	require.NotEmpty(t, b.csrf)
+
+	req := fmt.Sprintf(`{"contract":"weakincentives","contract_options":{"mounts":[{"host_path":%q,"mount_path":"leak"}]}}`, e.root)
+	code, body = b.post("POST", "/v1/sessions/rev/fork", req)
+	if code == http.StatusCreated {
+		var f api.CreateSessionResponse
+		require.NoError(t, json.Unmarshal([]byte(body), &f))
+		r, err := e.admin.CallTool(context.Background(), f.Session.ID, "read_file", json.RawMessage(`{"path":{"segments":["leak","secret.env"]}}`))
+		require.NoError(t, err)
+		t.Fatalf("a session's review login forked with host mounts of its choosing: %s", r.JSON)
+	}
+	require.Equal(t, http.StatusForbidden, code, body)
+	require.Contains(t, body, `"forbidden"`)
 }
