@@ -51,9 +51,10 @@ type CreateSessionRequest struct {
 	// TTL is how long the session lives, as a Go duration ("90m", "24h");
 	// "" means the daemon's default, "0" or "never" no expiry.
 	TTL string `json:"ttl,omitempty"`
-	// Quota bounds what the session may hold; fields left zero take the
-	// daemon's defaults (vfsd serve --max-session-bytes ...), and forks
-	// inherit their origin's. Only the admin may go above the defaults.
+	// Quota bounds what the session may hold; fields left zero inherit: a
+	// fork's origin's, a new session's the daemon's defaults (vfsd serve
+	// --max-session-bytes ...). Through a session token a fork's quota
+	// only shrinks.
 	Quota *Quota `json:"quota,omitempty"`
 	// Contract is the tool contract the session speaks: "vfsd" (vfsd's own
 	// tools, the default), "aos", "weakincentives", "pos_filesystem" or
@@ -142,8 +143,10 @@ func (r *CreateSessionRequest) UnmarshalJSON(b []byte) error {
 
 // Quota bounds what a session may hold. A write, truncation, file creation
 // or snapshot that would go past it fails with too_large (EDQUOT through
-// a FUSE mount) and changes nothing; removing files always works. A zero
-// field means the daemon's default; -1 means no limit (admin only).
+// a FUSE mount) and changes nothing; removing files always works. In a
+// request a zero field inherits (a fork's origin's value, a new session's
+// the daemon's default) and -1 means no limit (admin only); in a Session
+// (the effective quota) zero is no limit.
 type Quota struct {
 	// MaxBytes bounds the total size of the session's files.
 	MaxBytes int64 `json:"max_bytes,omitempty"`

@@ -108,9 +108,7 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 			m.Profile = src.meta.Profile
 		}
 		m.ForkOf, m.Import, m.Mounts = src.id, src.meta.Import, slices.Clone(src.meta.Mounts)
-		if req.Quota == nil {
-			m.Quota = src.meta.Quota // forks inherit their origin's quota
-		}
+		m.Quota = inheritQuota(req.Quota, src.meta.Quota)
 		srcExpires := src.meta.Expires
 		if bySession {
 			// A session token's fork never outlives its parent, and draws
@@ -134,11 +132,11 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 	if _, err := tools.LookupProfile(m.Profile); err != nil {
 		return nil, apiErr(api.CodeInvalidInput, "%v", err)
 	}
-	if err := d.checkQuotaRequest(req.Quota, by, src); err != nil {
-		return nil, err
+	if src == nil {
+		m.Quota = inheritQuota(req.Quota, nil)
 	}
-	if req.Quota != nil {
-		m.Quota = req.Quota
+	if err := d.checkQuotaRequest(req.Quota, by, src, pol, m); err != nil {
+		return nil, err
 	}
 
 	e := newEntry(id, pol, m, k)
