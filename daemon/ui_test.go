@@ -466,6 +466,12 @@ func TestUISessionLoginCannotForkWithOptions(t *testing.T) {
 	}
 	require.Equal(t, http.StatusForbidden, code, body)
 	require.Contains(t, body, `"forbidden"`)
+
+	// Nor through a fork of a snapshot: the admin's only.
+	snap, err := e.admin.CreateSnapshot(context.Background(), "rev", "")
+	require.NoError(t, err)
+	code, body = b.post("POST", "/v1/snapshots/"+snap.ID+"/fork", req)
+	require.Equal(t, http.StatusForbidden, code, body)
 }
 
 // agentServer is an agent's dev server on loopback, at a port of its own:
