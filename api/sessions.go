@@ -51,15 +51,17 @@ type CreateSessionRequest struct {
 	// TTL is how long the session lives, as a Go duration ("90m", "24h");
 	// "" means the daemon's default, "0" or "never" no expiry.
 	TTL string `json:"ttl,omitempty"`
-	// Quota bounds what the session may hold; fields left zero take the
-	// daemon's defaults (vfsd serve --max-session-bytes ...), and forks
-	// inherit their origin's. Only the admin may go above the defaults.
+	// Quota bounds what the session may hold; fields left zero inherit: a
+	// fork's origin's, a new session's the daemon's defaults (vfsd serve
+	// --max-session-bytes ...). Through a session token a fork's quota
+	// only shrinks.
 	Quota *Quota `json:"quota,omitempty"`
 	// Contract is the tool contract the session speaks: "vfsd" (vfsd's own
 	// tools, the default), "aos", "weakincentives", "pos_filesystem" or
 	// "x07"; an unknown name is invalid_input naming the choices. It fixes the tool names,
 	// parameters, results and error codes of the session's tool routes and
-	// MCP endpoint. Forks inherit their origin's when empty.
+	// MCP endpoint. Forks inherit their origin's when empty; a session
+	// token's fork may not name another (forbidden).
 	Contract string `json:"contract,omitempty"`
 	// ContractOptions are the contract's own session-creation options (a
 	// JSON object), for contracts whose documents configure a session
@@ -67,8 +69,11 @@ type CreateSessionRequest struct {
 	// The daemon applies them once the session exists and again after
 	// every reset; if they fail, the session is not created
 	// (invalid_input, or the engine's code such as too_large). A contract
-	// without options refuses them. Forks do not inherit them (the fork
-	// starts from its origin's state, which holds what they did).
+	// without options refuses them. A fork keeps its origin's on record
+	// without applying them again (it starts from its origin's state,
+	// which holds what they did); the admin may give a fork options of its
+	// own, a session token may not (forbidden): they may import host
+	// folders.
 	ContractOptions json.RawMessage `json:"contract_options,omitempty"`
 	// Label is a note to remember the session by (at most the daemon's
 	// snapshot label limit, 1024 bytes by default); forks do not inherit it.
@@ -138,8 +143,10 @@ func (r *CreateSessionRequest) UnmarshalJSON(b []byte) error {
 
 // Quota bounds what a session may hold. A write, truncation, file creation
 // or snapshot that would go past it fails with too_large (EDQUOT through
-// a FUSE mount) and changes nothing; removing files always works. A zero
-// field means the daemon's default; -1 means no limit (admin only).
+// a FUSE mount) and changes nothing; removing files always works. In a
+// request a zero field inherits (a fork's origin's value, a new session's
+// the daemon's default) and -1 means no limit (admin only); in a Session
+// (the effective quota) zero is no limit.
 type Quota struct {
 	// MaxBytes bounds the total size of the session's files.
 	MaxBytes int64 `json:"max_bytes,omitempty"`

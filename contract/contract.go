@@ -57,7 +57,10 @@ type Tool struct {
 
 // Host imports host folders into a session, under the daemon's allow-listed
 // roots; contracts whose documents mount host paths (weakincentives'
-// HostMount) use it. It is nil where no host access is configured.
+// HostMount) use it. The daemon gives it only to a SessionInitializer's
+// InitSession, of a session the admin created: the host folders imported
+// are the admin's choice (its contract options), never a tool caller's.
+// It is nil anywhere else, and where no host access is configured.
 type Host interface {
 	// Import copies hostPath (a directory or file the daemon may read) into
 	// the session at mountPath, filtered by include/exclude globs, at most
@@ -95,7 +98,8 @@ type Env struct {
 	Policy *policy.Policy
 	// Blobs is the session's blob store (large outputs, blob references).
 	Blobs vfs.BlobStore
-	// Host imports host folders; nil where the daemon has none allowed.
+	// Host imports host folders; nil but in the initialisation of a
+	// session the admin created on a daemon with allowed roots (see Host).
 	Host Host
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/contract"
@@ -21,6 +22,67 @@ import (
 // contract's policy when it names none, closes a session of a
 // contract.SnapshotLifetime with its snapshots purged by default, and
 // serves a contract.StateReporter's state.
+
+// sessionContract sets the contract of the session m, being created as
+// req says from src (nil unless it is a fork), and its contract options,
+// and returns the contract. A fork speaks its origin's contract unless the
+// request names one, and keeps its origin's options — on record only
+// (OptionsInherited): it starts from the state they made — unless it
+// gives options of its own, which are applied as a new session's are.
+//
+// A session token's fork (bySession) may do neither: the contract
+// initialiser imports host folders with the daemon's allowed roots, which
+// only the admin may choose (hostAccess). It may name its origin's own
+// contract and options, which changes nothing.
+func sessionContract(req api.CreateSessionRequest, src *entry, bySession bool, m *sessionMeta) (contract.Contract, error) {
+	name := req.Contract
+	var srcOpts json.RawMessage
+	if src != nil {
+		src.mu.Lock()
+		srcOpts = src.meta.ContractOptions
+		src.mu.Unlock()
+		if name == "" {
+			name = src.k.Name()
+		}
+	}
+	k, err := lookupContract(name)
+	if err != nil {
+		return nil, err
+	}
+	m.Contract = k.Name()
+	if src == nil {
+		m.ContractOptions, err = contractOptions(k, req.ContractOptions)
+		return k, err
+	}
+	if bySession && k.Name() != src.k.Name() {
+		return nil, apiErr(api.CodeForbidden, "a session token cannot fork into another contract (%s, not %s's %s); leave contract out: the fork speaks its origin's (ask the admin for a session of another contract)", k.Name(), src.id, src.k.Name())
+	}
+	given, err := contractOptions(k, req.ContractOptions)
+	switch {
+	case bySession && given != nil && !sameJSON(given, srcOpts):
+		return nil, apiErr(api.CodeForbidden, "a session token cannot give a fork contract_options of its own: they may import host folders, which only the admin chooses; leave contract_options out: the fork keeps %s's (ask the admin for a session with other options)", src.id)
+	case err != nil:
+		return nil, err
+	case given != nil && !bySession:
+		m.ContractOptions = given // the admin's: applied to the fork
+	case k.Name() == src.k.Name():
+		m.ContractOptions, m.OptionsInherited = srcOpts, len(srcOpts) > 0
+	}
+	return k, nil
+}
+
+// sameJSON reports whether a and b are the same JSON value (both absent
+// included), whatever their spacing and key order.
+func sameJSON(a, b json.RawMessage) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return len(a) == len(b)
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
 
 // contractOptions checks the contract options of a new session: none, or
 // a JSON object for a contract that takes options.
@@ -43,18 +105,39 @@ func contractOptions(k contract.Contract, raw json.RawMessage) (json.RawMessage,
 // (not yet published, at creation) or on e's own (after a reset, holding
 // e.hostMu: hostLocked). A failure is an API error naming the contract;
 // the caller discards the session (creation) or reports the reset failed.
+//
+// Options a fork inherited are not applied (sessionMeta.OptionsInherited).
+// The contract reaches the host only where hostAccess allows it.
 func (d *Daemon) initContract(ctx context.Context, e *entry, s *vfs.Session, ts *tools.Toolset, hostLocked bool) error {
 	init, ok := e.k.(contract.SessionInitializer)
 	if !ok {
 		return nil
 	}
 	e.mu.Lock()
-	opts := e.meta.ContractOptions
+	opts, inherited, host := e.meta.ContractOptions, e.meta.OptionsInherited, d.hostAccess(e.meta)
 	e.mu.Unlock()
-	if err := init.InitSession(ctx, d.contractEnvFor(e, s, ts, hostLocked), opts); err != nil {
+	if inherited {
+		return nil
+	}
+	env := d.contractEnvFor(e, s, ts)
+	if host {
+		env.Host = daemonHost{d: d, e: e, s: s, locked: hostLocked}
+	}
+	if err := init.InitSession(ctx, env, opts); err != nil {
 		return initError(e.k, err)
 	}
 	return nil
+}
+
+// hostAccess reports whether the contract of the session m may import
+// host folders (contract.Env.Host): only while its initialiser runs
+// (initContract: at creation and at resets, with the options the session
+// was created with), only with allowed roots configured, and only on a
+// session the admin created. A fork made with a session token (m.Lineage)
+// never has it, whatever its metadata says of its options: what a token
+// asks for must not reach the daemon's allowed roots.
+func (d *Daemon) hostAccess(m *sessionMeta) bool {
+	return len(d.cfg.AllowRoots) > 0 && m.Lineage == ""
 }
 
 // initError classifies a failed contract initialisation: an API error
@@ -77,14 +160,10 @@ func initError(k contract.Contract, err error) error {
 }
 
 // contractEnvFor is the Env of session e's contract on session s and
-// toolset ts; hostLocked says the caller holds e.hostMu (a reset).
-func (d *Daemon) contractEnvFor(e *entry, s *vfs.Session, ts *tools.Toolset, hostLocked bool) *contract.Env {
-	env := &contract.Env{SessionID: e.id, Session: s, Tools: ts, Policy: e.pol,
+// toolset ts, without host access (initContract adds it where allowed).
+func (d *Daemon) contractEnvFor(e *entry, s *vfs.Session, ts *tools.Toolset) *contract.Env {
+	return &contract.Env{SessionID: e.id, Session: s, Tools: ts, Policy: e.pol,
 		Blobs: sessionBlobs{BlobStore: d.repo.Blobs(), d: d, e: e}}
-	if len(d.cfg.AllowRoots) > 0 {
-		env.Host = daemonHost{d: d, e: e, s: s, locked: hostLocked}
-	}
-	return env
 }
 
 // purgeByDefault reports whether closing session e without ?purge=

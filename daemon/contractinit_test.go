@@ -192,10 +192,16 @@ func TestContractOptions(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, sessionFiles(t, s.c, "s"))
 
-	// A fork starts from its origin's state and does not inherit options.
+	// A fork starts from its origin's state and keeps its options on
+	// record, without applying them again: not at the fork, not at its
+	// reset (the host's newer content stays out).
+	require.NoError(t, os.WriteFile(filepath.Join(root2, "docs", "a.md"), []byte("A3"), 0o644))
 	fork, err := s.c.ForkSession(ctx, "s", api.CreateSessionRequest{ID: "f"})
 	require.NoError(t, err)
-	require.Empty(t, fork.Session.ContractOptions)
+	require.JSONEq(t, opts, string(fork.Session.ContractOptions))
+	require.Equal(t, want, sessionFiles(t, s.c, "f"))
+	_, err = s.c.ResetSession(ctx, "f")
+	require.NoError(t, err)
 	require.Equal(t, want, sessionFiles(t, s.c, "f"))
 
 	// Options are refused where the contract takes none, and must be an

@@ -113,14 +113,14 @@ func TestSessionContract(t *testing.T) {
 	// A call stating another contract is refused.
 	_, err = s.c.CallToolAs(ctx, "echo", "vfsd", "read_file", json.RawMessage(`{"path":"x"}`))
 	requireCode(t, err, api.CodeInvalidInput)
-	// Host imports go through the daemon's allowed roots.
+	// A tool call never reaches the host, allowed roots or not: what is
+	// imported from them is the admin's to choose (contract options at
+	// creation), not the caller's.
 	r, err = s.c.CallTool(ctx, "echo", "mount", json.RawMessage(fmt.Sprintf(`{"host_path":%q,"mount_path":"/vendor"}`, filepath.Join(root, "lib"))))
 	require.NoError(t, err)
-	require.JSONEq(t, `{"files":1,"bytes":13}`, string(r.JSON))
-	r, err = s.c.CallTool(ctx, "echo", "mount", json.RawMessage(`{"host_path":"/etc","mount_path":"/etc"}`))
-	require.NoError(t, err)
-	require.Equal(t, "E_MOUNT", r.Status, "outside the allowed roots: %s", r.JSON)
-	// The imported file is in the session (seen through a fork, whose
+	require.Equal(t, "E_NOHOST", r.Status, "a tool call reached the host: %s", r.JSON)
+	call(t, s.c, "echo", "touch", `{"path":"/vendor/sub/a.txt"}`, "OK")
+	// The written file is in the session (seen through a fork, whose
 	// contract is inherited, and vfsd's tools on a vfsd fork).
 	fork, err := s.c.ForkSession(ctx, "echo", api.CreateSessionRequest{ID: "echo-fork"})
 	require.NoError(t, err)
@@ -129,7 +129,7 @@ func TestSessionContract(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "vfsd", vf.Session.Contract)
 	got := call(t, s.c, "vfsd-fork", "read_file", `{"path":"vendor/sub/a.txt"}`, "ok")
-	require.Equal(t, "from the host", got["inline_text"])
+	require.Equal(t, "touched", got["inline_text"])
 
 	// The tool list is the contract's, in the profile's format.
 	list, err := s.c.Tools(ctx, "echo", "")

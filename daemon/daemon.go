@@ -155,6 +155,11 @@ func New(ctx context.Context, cfg Config) (*Daemon, error) {
 		ready:     make(chan struct{}),
 	}
 	d.sharedBlobs.max = maxSharedBlobGrants
+	if d.uiAuth.key, err = loadUIKey(cfg.DataDir); err != nil {
+		store.Close()
+		lock.Close()
+		return nil, err
+	}
 	if err := d.recover(ctx); err != nil {
 		if d.repo != nil {
 			d.repo.Close()

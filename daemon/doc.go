@@ -13,6 +13,7 @@
 //	              base and import snapshots, token hash, FUSE mounts
 //	import*.cache the host import caches (hostmount)
 //	token         the admin token (0600), generated on first start with TCP
+//	ui.key        the key naming the review page's hosts (0600; uiauth.go)
 //	lock          held while a daemon serves the directory
 //
 // Sessions and their metadata survive a restart, a crash included: the Repo

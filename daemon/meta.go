@@ -44,6 +44,10 @@ type sessionMeta struct {
 	// (contract.SessionInitializer), applied at creation and replayed
 	// after every reset.
 	ContractOptions json.RawMessage `json:"contract_options,omitempty"`
+	// OptionsInherited says ContractOptions are a fork's origin's, kept on
+	// record: the fork started from the state they made, and they are
+	// applied again neither at its creation nor at its resets.
+	OptionsInherited bool `json:"contract_options_inherited,omitempty"`
 	// Base is the snapshot the session started from.
 	Base string `json:"base,omitempty"`
 	// Import is the snapshot of the host as last imported or applied:
@@ -60,8 +64,9 @@ type sessionMeta struct {
 	TokenHash string `json:"token_hash"`
 	// Fuse are the session's FUSE mounts, mounted again at start.
 	Fuse []api.FuseMount `json:"fuse,omitempty"`
-	// Quota is the quota asked for at creation (zero fields: the daemon's
-	// defaults).
+	// Quota is the quota asked for at creation, a fork's zero fields
+	// filled from its origin's (inheritQuota); zero fields left: the
+	// daemon's defaults, -1: no limit.
 	Quota *api.Quota `json:"quota,omitempty"`
 	// Owned are snapshots made for the session rather than by it — its
 	// imports (the one it was staged from, restaged to, applied at) and

@@ -50,20 +50,55 @@ func (d *Daemon) quotaHook(id string) vfs.Quota {
 	return vfs.Quota{MaxBytes: q.MaxBytes, MaxNodes: q.MaxFiles}
 }
 
-// checkQuotaRequest vets the quota a creation asks for. Only the admin may
-// ask for more than the daemon's defaults (or for no limit); a session
-// token forking its session gets at most that session's quota.
-func (d *Daemon) checkQuotaRequest(q *api.Quota, by *principal, src *entry) error {
-	if q == nil {
+// inheritQuota is the quota a session asks for (sessionMeta.Quota): the
+// fields req gives, and for each it leaves 0 (all of them when req is
+// nil) from's — a fork's origin's, so that 0 means "as its origin"; for a
+// new session from is nil and 0 stays 0, the daemon's default
+// (effectiveQuota). -1 is no limit.
+func inheritQuota(req, from *api.Quota) *api.Quota {
+	if req == nil && from == nil {
 		return nil
 	}
-	for _, v := range []int64{q.MaxBytes, q.MaxFiles, q.MaxSnapshots} {
-		if v < -1 {
-			return apiErr(api.CodeInvalidInput, "quota fields are a limit, 0 for the daemon's default or -1 for none")
+	var q api.Quota
+	if req != nil {
+		q = *req
+	}
+	if from != nil {
+		for _, f := range []struct{ v, from *int64 }{{&q.MaxBytes, &from.MaxBytes}, {&q.MaxFiles, &from.MaxFiles}, {&q.MaxSnapshots, &from.MaxSnapshots}} {
+			if *f.v == 0 {
+				*f.v = *f.from
+			}
+		}
+	}
+	return &q
+}
+
+// checkQuotaRequest vets the quota req a creation asks for, m being the
+// session's metadata with its quota set (inheritQuota) and pol its
+// policy. The admin may ask for anything (-1: no limit). Through a session
+// token a quota only shrinks: -1 is refused, and so is a fork whose
+// effective quota is above its origin's in any field — compared after
+// inheritance and the policies' caps, so no spelling of the request (0,
+// a field left out) can raise it.
+func (d *Daemon) checkQuotaRequest(req *api.Quota, by *principal, src *entry, pol *policy.Policy, m *sessionMeta) error {
+	fields := func(q api.Quota) []int64 { return []int64{q.MaxBytes, q.MaxFiles, q.MaxSnapshots} }
+	names := []string{"max_bytes", "max_files", "max_snapshots"}
+	if req != nil {
+		for _, v := range fields(*req) {
+			if v < -1 {
+				return apiErr(api.CodeInvalidInput, "quota fields are a limit, 0 to inherit (a fork: its origin's; a new session: the daemon's default) or -1 for none")
+			}
 		}
 	}
 	if by == nil || by.admin {
 		return nil
+	}
+	if req != nil {
+		for i, v := range fields(*req) {
+			if v == -1 {
+				return apiErr(api.CodeForbidden, "a session token cannot lift quota.%s (-1 is no limit); leave it 0 and the fork keeps its origin's, or ask the admin", names[i])
+			}
+		}
 	}
 	limit := d.effectiveQuota(policy.Default(), &sessionMeta{})
 	if src != nil {
@@ -71,12 +106,10 @@ func (d *Daemon) checkQuotaRequest(q *api.Quota, by *principal, src *entry) erro
 		limit = d.effectiveQuota(src.pol, src.meta)
 		src.mu.Unlock()
 	}
-	for _, f := range []struct {
-		name       string
-		asked, max int64
-	}{{"max_bytes", q.MaxBytes, limit.MaxBytes}, {"max_files", q.MaxFiles, limit.MaxFiles}, {"max_snapshots", q.MaxSnapshots, limit.MaxSnapshots}} {
-		if f.max > 0 && (f.asked < 0 || f.asked > f.max) {
-			return apiErr(api.CodeForbidden, "a session token cannot raise quota.%s above %d; ask the admin", f.name, f.max)
+	got := fields(d.effectiveQuota(pol, m))
+	for i, max := range fields(limit) {
+		if max > 0 && (got[i] <= 0 || got[i] > max) {
+			return apiErr(api.CodeForbidden, "a session token cannot raise quota.%s above %d, its session's; ask for less (0 keeps it), or ask the admin", names[i], max)
 		}
 	}
 	return nil

@@ -231,3 +231,79 @@ func TestClosedSessionsLeaveNothing(t *testing.T) {
 	gcNow()
 	nearEmpty("after a purge")
 }
+
+// TestForkQuotaOnlyShrinks is finding 7 of security round 3: a quota
+// field 0 meant "the daemon's default" on a session token's fork too, so
+// a session under 1 MiB, 50 files and 2 snapshots forked itself with
+// quota {0, 0, 0} into one of 16 GiB, 1,000,000 files and 1,000
+// snapshots. 0 (or a field left out) now means "inherit": a fork's
+// origin's quota, a new session's the daemon's default; through a session
+// token a quota can only shrink, and -1 (no limit) is the admin's.
+func TestForkQuotaOnlyShrinks(t *testing.T) {
+	s, admin := tcpServer(t)
+	ctx := context.Background()
+	const mib = 1 << 20
+	small := api.Quota{MaxBytes: mib, MaxFiles: 50, MaxSnapshots: 2}
+	o, err := admin.CreateSession(ctx, api.CreateSessionRequest{ID: "small", Quota: &small})
+	require.NoError(t, err)
+	require.Equal(t, small, *o.Session.Quota)
+	sc := s.tcpClient(o.Token)
+
+	forks := []struct {
+		name  string
+		asked *api.Quota
+		want  api.Quota // the fork's effective quota; zero: forbidden
+	}{
+		{"left out", nil, small},
+		{"all zero", &api.Quota{}, small},
+		{"bytes zero, fewer files", &api.Quota{MaxBytes: 0, MaxFiles: 10}, api.Quota{MaxBytes: mib, MaxFiles: 10, MaxSnapshots: 2}},
+		{"smaller", &api.Quota{MaxBytes: mib / 2, MaxFiles: 50, MaxSnapshots: 1}, api.Quota{MaxBytes: mib / 2, MaxFiles: 50, MaxSnapshots: 1}},
+		{"more bytes", &api.Quota{MaxBytes: 2 * mib}, api.Quota{}},
+		{"more snapshots", &api.Quota{MaxSnapshots: 3}, api.Quota{}},
+		{"no byte limit", &api.Quota{MaxBytes: -1}, api.Quota{}},
+		{"no snapshot limit", &api.Quota{MaxSnapshots: -1}, api.Quota{}},
+	}
+	for _, tc := range forks {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := sc.ForkSession(ctx, "small", api.CreateSessionRequest{Quota: tc.asked})
+			if tc.want == (api.Quota{}) {
+				if err == nil {
+					t.Fatalf("a session token's fork got quota %+v from %+v (asked %+v)", *f.Session.Quota, small, *tc.asked)
+				}
+				requireCode(t, err, api.CodeForbidden)
+				require.Contains(t, err.Error(), "quota")
+				require.Contains(t, err.Error(), "ask the admin")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, *f.Session.Quota, "a session token's fork: its quota only shrinks")
+			// ... and so does a fork of that fork.
+			ff, err := s.tcpClient(f.Token).ForkSession(ctx, f.Session.ID, api.CreateSessionRequest{Quota: &api.Quota{}})
+			require.NoError(t, err)
+			require.Equal(t, tc.want, *ff.Session.Quota)
+		})
+	}
+
+	// The fork's quota holds: its third snapshot is refused.
+	f, err := sc.ForkSession(ctx, "small", api.CreateSessionRequest{Quota: &api.Quota{}})
+	require.NoError(t, err)
+	fc := s.tcpClient(f.Token)
+	for range 2 {
+		_, err = fc.CreateSnapshot(ctx, f.Session.ID, "")
+		require.NoError(t, err)
+	}
+	_, err = fc.CreateSnapshot(ctx, f.Session.ID, "")
+	requireCode(t, err, api.CodeTooLarge)
+
+	// 0 means the same for the admin: inherit on a fork, the daemon's
+	// default on a new session; the admin may raise a quota or lift it.
+	af, err := admin.ForkSession(ctx, "small", api.CreateSessionRequest{Quota: &api.Quota{MaxFiles: 100}})
+	require.NoError(t, err)
+	require.Equal(t, api.Quota{MaxBytes: mib, MaxFiles: 100, MaxSnapshots: 2}, *af.Session.Quota)
+	af, err = admin.ForkSession(ctx, "small", api.CreateSessionRequest{Quota: &api.Quota{MaxBytes: -1}})
+	require.NoError(t, err)
+	require.Equal(t, api.Quota{MaxBytes: 0, MaxFiles: 50, MaxSnapshots: 2}, *af.Session.Quota, "-1: no limit (0 in the effective quota)")
+	n, err := admin.CreateSession(ctx, api.CreateSessionRequest{Quota: &api.Quota{MaxFiles: 7}})
+	require.NoError(t, err)
+	require.Equal(t, api.Quota{MaxBytes: 16 << 30, MaxFiles: 7, MaxSnapshots: 1000}, *n.Session.Quota)
+}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/vfsd/vfsd/internal/loopback"
 )
 
 // maxSocketPath is the longest path a Unix socket may have on Linux.
@@ -39,14 +41,16 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	servers := []*http.Server{socketSrv}
 	listeners := []net.Listener{d.limitListener(unixLn)}
 	if d.cfg.Listen != "" {
-		tcpLn, err := net.Listen("tcp", d.cfg.Listen)
+		tcpLns, err := d.listenTCP()
 		if err != nil {
 			unixLn.Close()
-			return fmt.Errorf("listen on %s: %w", d.cfg.Listen, err)
+			return err
 		}
-		d.tcpAddr = tcpLn.Addr().String()
-		listeners = append(listeners, d.limitListener(tcpLn))
-		servers = append(servers, d.httpServer())
+		d.tcpAddr = tcpLns[0].Addr().String()
+		for _, ln := range tcpLns {
+			listeners = append(listeners, d.limitListener(ln))
+			servers = append(servers, d.httpServer())
+		}
 	}
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
@@ -57,8 +61,8 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		}()
 	}
 	d.log.Info("vfsd serving", "socket", d.cfg.Socket, "tcp", d.tcpAddr, "data_dir", d.cfg.DataDir, "sessions", len(d.entries()))
-	if d.tcpAddr != "" {
-		d.log.Info("review page", "url", d.uiBaseURL(&http.Request{})+"/ui/", "login", "run vfsd ui for a one-time login URL")
+	if d.tcpAddr != "" && d.uiAuth.portErr == nil {
+		d.log.Info("review page", "port", d.tcpAddr, "login", "run vfsd ui for its address and a one-time login")
 	}
 	close(d.ready)
 
@@ -93,6 +97,28 @@ func (d *Daemon) Serve(ctx context.Context) error {
 	}
 	d.log.Info("vfsd stopped")
 	return serveErr
+}
+
+// listenTCP listens on Config.Listen and, for the review page, on the
+// same port of the other loopback addresses browsers try for its
+// *.localhost name (package loopback). When another program holds one of
+// those, the daemon serves its API all the same, but not the page there
+// (uiAuth.portErr): that program would receive the page's requests.
+func (d *Daemon) listenTCP() ([]net.Listener, error) {
+	lns, err := loopback.Listen(d.cfg.Listen)
+	var taken *loopback.TakenError
+	if errors.As(err, &taken) {
+		d.uiAuth.portErr = err
+		d.log.Warn("the review page is not offered on the TCP port", "err", err)
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", d.cfg.Listen); err == nil {
+			lns = []net.Listener{ln}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", d.cfg.Listen, err)
+	}
+	return lns, nil
 }
 
 // janitor closes expired sessions every JanitorInterval until ctx ends.

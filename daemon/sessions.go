@@ -45,7 +45,8 @@ func expiry(now time.Time, ttl time.Duration) time.Time {
 
 // createSession creates a session as req says: empty, staged from host
 // mounts, from a snapshot, or forked from a live session. by is who asks: a
-// session's own token may fork it, but not into a different policy, nor
+// session's own token may fork it, but not into a different policy or
+// contract, nor with contract options of its own (sessionContract), nor
 // under an ID of its choosing, nor to outlive it, nor beyond its fork budget
 // (see forksLocked). progress, if not nil, hears how an import goes.
 func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest, by *principal, progress progressFunc) (*api.CreateSessionResponse, error) {
@@ -89,16 +90,14 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 			return nil, err
 		}
 	}
-	// The session's contract (a fork's: its origin's, unless it names
-	// one) decodes a policy object in its document's names, and gives the
-	// default policy when the request names none.
-	contractName := req.Contract
-	if contractName == "" && src != nil {
-		src.mu.Lock()
-		contractName = src.meta.Contract
-		src.mu.Unlock()
+	// The session's contract (a fork's: its origin's, unless the admin
+	// names another) decodes a policy object in its document's names, and
+	// gives the default policy when the request names none.
+	k, err := sessionContract(req, src, bySession, m)
+	if err != nil {
+		return nil, err
 	}
-	pol, customPolicy, err := sessionPolicy(contractName, req, src)
+	pol, customPolicy, err := sessionPolicy(k.Name(), req, src)
 	if err != nil {
 		return nil, err
 	}
@@ -108,13 +107,8 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		if m.Profile == "" {
 			m.Profile = src.meta.Profile
 		}
-		if m.Contract == "" {
-			m.Contract = src.meta.Contract
-		}
 		m.ForkOf, m.Import, m.Mounts = src.id, src.meta.Import, slices.Clone(src.meta.Mounts)
-		if req.Quota == nil {
-			m.Quota = src.meta.Quota // forks inherit their origin's quota
-		}
+		m.Quota = inheritQuota(req.Quota, src.meta.Quota)
 		srcExpires := src.meta.Expires
 		if bySession {
 			// A session token's fork never outlives its parent, and draws
@@ -132,25 +126,17 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 			return nil, apiErr(api.CodeForbidden, "a session token cannot fork into another policy (%s, not %s's %s); ask the admin", m.Policy, src.id, src.pol.Name)
 		}
 	}
-	k, err := lookupContract(m.Contract)
-	if err != nil {
-		return nil, err
-	}
-	m.Contract = k.Name()
-	if m.ContractOptions, err = contractOptions(k, req.ContractOptions); err != nil {
-		return nil, err
-	}
 	if m.Profile == "" {
 		m.Profile = defaultProfile
 	}
 	if _, err := tools.LookupProfile(m.Profile); err != nil {
 		return nil, apiErr(api.CodeInvalidInput, "%v", err)
 	}
-	if err := d.checkQuotaRequest(req.Quota, by, src); err != nil {
-		return nil, err
+	if src == nil {
+		m.Quota = inheritQuota(req.Quota, nil)
 	}
-	if req.Quota != nil {
-		m.Quota = req.Quota
+	if err := d.checkQuotaRequest(req.Quota, by, src, pol, m); err != nil {
+		return nil, err
 	}
 
 	e := newEntry(id, pol, m, k)

@@ -99,7 +99,7 @@ func (d *Daemon) countCall(e *entry, name, status string, took time.Duration) {
 
 // contractEnv is what session e's contract works on.
 func (d *Daemon) contractEnv(e *entry) *contract.Env {
-	return d.contractEnvFor(e, e.s, e.ts, false)
+	return d.contractEnvFor(e, e.s, e.ts)
 }
 
 // handleToolCall runs one tool of the session's contract. The body is the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -78,37 +79,77 @@ func (d *Daemon) handleUILogin(w http.ResponseWriter, r *http.Request) error {
 		}
 		session = p.session
 	}
-	var th string
+	var th, uid string
 	if session != "" {
-		if _, err := d.lookup(session); err != nil {
+		e, err := d.lookup(session)
+		if err != nil {
 			return err
 		}
 		h, ok := d.sessionTokenHash(session)
 		if !ok {
 			return apiErr(api.CodeNotFound, "session %s has no token to bind a review login to", session)
 		}
-		th = h
+		th, uid = h, e.uid
 	}
-	code, exp, err := d.mintUILogin(session, th)
+	host := d.uiHost(uid)
+	base, err := d.uiBaseURL(r, host)
 	if err != nil {
 		return err
 	}
-	out := api.UILoginResponse{Path: "/ui/login?code=" + url.QueryEscape(code), ExpiresAt: exp.UTC(), Session: session}
-	if base := d.uiBaseURL(r); base != "" {
+	code, exp, err := d.mintUILogin(session, th, host)
+	if err != nil {
+		return err
+	}
+	out := api.UILoginResponse{Path: "/ui/login?code=" + url.QueryEscape(code), Host: host, ExpiresAt: exp.UTC(), Session: session}
+	if base != "" {
 		out.URL = base + out.Path
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
-// handleUILoginPage exchanges a one-time code for the page's cookie.
+// uiLoopbackHost reports whether name (a Host header's name) is a
+// loopback address or localhost: an address of this machine that reaches
+// the daemon on the same port as its page's host name does.
+func uiLoopbackHost(name string) bool {
+	if name == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(name, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// handleUILoginPage exchanges a one-time code for the page's cookie, at
+// the page's own host name: a code opened at a loopback address of the
+// daemon is sent on there (not used up) — unless the daemon's port is not
+// its own on every loopback address (uiAuth.portErr) — any other host is
+// refused, as the cookie would be set for it.
 func (d *Daemon) handleUILoginPage(w http.ResponseWriter, r *http.Request) error {
-	cookie, l, ok := d.redeemUICode(r.URL.Query().Get("code"))
+	code := r.URL.Query().Get("code")
+	if host, ok := d.uiCodeHost(code); ok && hostName(r.Host) != host {
+		socket, _ := r.Context().Value(viaSocketKey{}).(bool)
+		// On the daemon's TCP port when another program holds it on a
+		// loopback address, the page's name could lead to that program.
+		portHeld := d.uiAuth.portErr == nil || socket
+		if !uiLoopbackHost(hostName(r.Host)) || !portHeld {
+			d.uiMessage(w, r, http.StatusMisdirectedRequest, "Open this login at the page's own address",
+				"The review page works only at its own address, a name under .localhost on the daemon's port; open the URL this prints as it is (from another machine, through an SSH tunnel to the daemon's port):", "vfsd ui")
+			return nil
+		}
+		next := "http://" + host
+		if _, port, err := net.SplitHostPort(r.Host); err == nil {
+			next = "http://" + net.JoinHostPort(host, port)
+		}
+		http.Redirect(w, r, next+"/ui/login?code="+url.QueryEscape(code), http.StatusFound)
+		return nil
+	}
+	cookie, l, ok := d.redeemUICode(code)
 	if !ok {
 		d.uiMessage(w, r, http.StatusUnauthorized, "This login link is used up or expired",
 			"Each link works once, for two minutes. Ask for a new one:", "vfsd ui")
 		return nil
 	}
+	// Host-only (no Domain): sent to the page's host name alone.
 	http.SetCookie(w, &http.Cookie{Name: d.uiCookieName(), Value: cookie, Path: "/",
 		MaxAge: int(uiLoginTTL / time.Second), HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	next := "/ui/"

@@ -1,17 +1,23 @@
 package daemon
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
-	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/internal/atomicfile"
 )
 
 // The review page's browser authentication. A browser holds no bearer
@@ -20,10 +26,25 @@ import (
 // login the daemon keeps in memory (HttpOnly, SameSite=Strict), bound to
 // the principal that minted it — a session's login dies with the
 // session's token. Neither the code nor the cookie is a token: the page
-// never sees one. Requests the cookie authenticates that change anything
-// (any method but GET and HEAD) must carry the login's CSRF token in the
-// header Vfsd-CSRF and an Origin of the request's own host (or one of
-// --allow-origin); a cookie request with another Origin is refused.
+// never sees one.
+//
+// The page has a host name of its own per principal (uiHost):
+// vfsd-<16 hex>.localhost, a keyed hash of the principal under a key kept
+// in the data dir. Browsers resolve *.localhost to loopback, and a
+// host-only cookie set there is sent to that name only — never to
+// 127.0.0.1 or localhost, on any port — so an agent's server on loopback
+// that the reviewer opens receives nothing. The name is per principal
+// because a session token can mint a login for its session, and so learn
+// its page's name: were it the admin's too, the agent could serve that
+// name on a port of its own and have the reviewer's browser send it the
+// admin's cookie. The daemon holds its page's port on every loopback
+// address browsers try for the name (package internal/loopback), and
+// takes the cookie only at the login's own host, from the page itself: a
+// request must say it is same-origin (Sec-Fetch-Site; "none", a URL the
+// user opened, for the page's own GETs), so the cookie replayed by any
+// other client is refused. Requests that change anything (any method but
+// GET and HEAD) must also carry the login's CSRF token in the header
+// Vfsd-CSRF and an Origin of the page's own.
 const (
 	uiCodeTTL    = 2 * time.Minute
 	uiLoginTTL   = 12 * time.Hour
@@ -35,6 +56,9 @@ const (
 	// (cookie or bearer), not as the socket's admin. It can only lower a
 	// socket caller's rights.
 	uiProxyHeader = "Vfsd-UI-Proxy"
+	// uiKeyFile, in the data dir, holds the key that names the page's
+	// hosts (uiHost).
+	uiKeyFile = "ui.key"
 )
 
 // uiAuth holds the review page's one-time codes and logins.
@@ -42,14 +66,69 @@ type uiAuth struct {
 	mu     sync.Mutex
 	codes  map[string]*uiLogin // by the code's SHA-256
 	logins map[string]*uiLogin // by the cookie's SHA-256
+	// key names the page's hosts (uiHost); set by New.
+	key []byte
+	// portErr, set by Serve before it serves, says the TCP port is not
+	// the daemon's on every loopback address a browser tries: the page
+	// is not offered there.
+	portErr error
 }
 
 // uiLogin is a browser's login to the review page.
 type uiLogin struct {
 	session   string // "" for the admin
 	tokenHash string // a session login's token hash: the login lives while it does
+	host      string // the page's host name for this login (uiHost)
 	csrf      string
 	expires   time.Time
+}
+
+// loadUIKey returns the key that names the review page's hosts, from the
+// data dir, made (mode 0600) on first use.
+func loadUIKey(dataDir string) ([]byte, error) {
+	path := filepath.Join(dataDir, uiKeyFile)
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		key, err := hex.DecodeString(strings.TrimSpace(string(b)))
+		if err != nil || len(key) != 32 {
+			return nil, fmt.Errorf("review page key %s is damaged; remove it to have a new one made (the page's addresses change: browsers sign in again)", path)
+		}
+		return key, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("review page key: %w", err)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("review page key: %w", err)
+	}
+	if err := atomicfile.WriteFile(path, []byte(hex.EncodeToString(key)+"\n"), 0o600, ""); err != nil {
+		return nil, fmt.Errorf("review page key: write %s: %w", path, err)
+	}
+	return key, nil
+}
+
+// uiHost is the review page's host name for the logins of the session
+// whose incarnation is uid ("" for the admin's): vfsd-<16 hex>.localhost,
+// the hex a keyed hash of the principal, so that knowing one principal's
+// name tells nothing of another's.
+func (d *Daemon) uiHost(uid string) string {
+	m := hmac.New(sha256.New, d.uiAuth.key)
+	if uid == "" {
+		m.Write([]byte("vfsd review page: the admin"))
+	} else {
+		m.Write([]byte("vfsd review page: session " + uid))
+	}
+	return "vfsd-" + hex.EncodeToString(m.Sum(nil)[:8]) + ".localhost"
+}
+
+// hostName is the name part of a Host header (without its port),
+// lower-cased.
+func hostName(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		hostport = h
+	}
+	return strings.ToLower(hostport)
 }
 
 // uiCookieName is the review page's cookie: named after the data dir, as
@@ -60,8 +139,9 @@ func (d *Daemon) uiCookieName() string {
 }
 
 // mintUILogin makes a one-time code for a login to session ("" the
-// admin) bound to the session token whose hash is th.
-func (d *Daemon) mintUILogin(session, th string) (string, time.Time, error) {
+// admin) bound to the session token whose hash is th, at the page's host
+// name host.
+func (d *Daemon) mintUILogin(session, th, host string) (string, time.Time, error) {
 	a := &d.uiAuth
 	now := time.Now()
 	a.mu.Lock()
@@ -79,8 +159,21 @@ func (d *Daemon) mintUILogin(session, th string) (string, time.Time, error) {
 	}
 	code := newToken("")
 	exp := now.Add(uiCodeTTL)
-	a.codes[tokenHash(code)] = &uiLogin{session: session, tokenHash: th, expires: exp}
+	a.codes[tokenHash(code)] = &uiLogin{session: session, tokenHash: th, host: host, expires: exp}
 	return code, exp, nil
+}
+
+// uiCodeHost returns the page's host name of an unexpired one-time code,
+// without using it up.
+func (d *Daemon) uiCodeHost(code string) (string, bool) {
+	a := &d.uiAuth
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.codes[tokenHash(code)]
+	if !ok || time.Now().After(c.expires) {
+		return "", false
+	}
+	return c.host, true
 }
 
 // redeemUICode exchanges a one-time code for a login, returning the
@@ -111,7 +204,7 @@ func (d *Daemon) redeemUICode(code string) (string, *uiLogin, bool) {
 		return "", nil, false
 	}
 	cookie := newToken("")
-	l := &uiLogin{session: c.session, tokenHash: c.tokenHash, csrf: newToken(""), expires: now.Add(uiLoginTTL)}
+	l := &uiLogin{session: c.session, tokenHash: c.tokenHash, host: c.host, csrf: newToken(""), expires: now.Add(uiLoginTTL)}
 	a.logins[tokenHash(cookie)] = l
 	return cookie, l, true
 }
@@ -172,17 +265,32 @@ func (d *Daemon) logoutUI(r *http.Request) {
 	a.mu.Unlock()
 }
 
-// cookiePrincipal authenticates a request by the review page's cookie and
-// checks it against cross-site use: nil, nil when there is no valid
-// cookie.
+// cookiePrincipal authenticates a request by the review page's cookie:
+// nil, nil when there is no valid cookie. The cookie serves the page only
+// (see the top of this file): a request at another host than its login's,
+// one that does not come from the page itself by its Sec-Fetch-Site, or
+// with a foreign Origin, is refused, and one that changes anything needs
+// the page's Origin and CSRF token.
 func (d *Daemon) cookiePrincipal(r *http.Request) (*principal, error) {
 	l := d.cookieLogin(r)
 	if l == nil {
 		return nil, nil
 	}
+	if hostName(r.Host) != l.host {
+		return nil, apiErr(api.CodeForbidden, "the review page's login works only at the page's own address (the URL vfsd ui prints), not at %q; other clients use a bearer token", r.Host)
+	}
+	site := r.Header.Get("Sec-Fetch-Site")
+	pageGET := (r.Method == http.MethodGet || r.Method == http.MethodHead) && strings.HasPrefix(r.URL.Path, "/ui/")
+	switch {
+	case site == "same-origin", site == "none" && pageGET:
+	case site == "":
+		return nil, apiErr(api.CodeForbidden, "the review page's login serves the page in a browser only, and this request does not say where it comes from (Sec-Fetch-Site): other clients use a bearer token; the page needs a browser that sends it (Chromium 76+, Firefox 90+, Safari 16.4+)")
+	default:
+		return nil, apiErr(api.CodeForbidden, "the review page's login serves the page's own requests only (Sec-Fetch-Site: same-origin), not a %s one; open the page itself (vfsd ui prints its address)", site)
+	}
 	origins := r.Header.Values("Origin")
-	if len(origins) > 1 || (len(origins) == 1 && !d.sameOrigin(origins[0], r)) {
-		return nil, apiErr(api.CodeForbidden, "the review page's login does not serve requests from origin %q: only pages of %s itself (or of --allow-origin) may use it", strings.Join(origins, ", "), r.Host)
+	if len(origins) > 1 || (len(origins) == 1 && !pageOrigin(origins[0], r)) {
+		return nil, apiErr(api.CodeForbidden, "the review page's login does not serve requests from origin %q: only the page itself (http://%s) may use it", strings.Join(origins, ", "), r.Host)
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		if len(origins) == 0 {
@@ -196,19 +304,10 @@ func (d *Daemon) cookiePrincipal(r *http.Request) (*principal, error) {
 	return &principal{admin: l.session == "", session: l.session, ui: l}, nil
 }
 
-// sameOrigin reports whether origin o is the request's own (scheme and
-// the Host it was sent to) or one --allow-origin names.
-func (d *Daemon) sameOrigin(o string, r *http.Request) bool {
+// pageOrigin reports whether origin o is the request's own: its scheme
+// and the Host it was sent to.
+func pageOrigin(o string, r *http.Request) bool {
 	norm, err := normalizeOrigin(o)
-	if err != nil {
-		return false
-	}
-	for _, a := range d.cfg.AllowOrigins {
-		if a == norm {
-			return true
-		}
-	}
-	u, err := url.Parse(norm)
 	if err != nil {
 		return false
 	}
@@ -216,26 +315,33 @@ func (d *Daemon) sameOrigin(o string, r *http.Request) bool {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	return u.Scheme == scheme && strings.EqualFold(u.Host, r.Host)
+	return norm == scheme+"://"+strings.ToLower(r.Host)
 }
 
-// uiBaseURL is the review page's address on the TCP listener ("" without
-// one): a wildcard listen address is reached on loopback.
-func (d *Daemon) uiBaseURL(r *http.Request) string {
-	if p := principalOf(r.Context()); p != nil {
-		if v, _ := r.Context().Value(viaSocketKey{}).(bool); !v {
-			return "http://" + r.Host // asked over TCP: the address the caller used
+// uiBaseURL is the review page's address at host (a login's host name)
+// for a login minted by request r: on the port r was sent to when it came
+// over TCP or through `vfsd ui`'s proxy (the address its caller reaches
+// the daemon at), else on the daemon's TCP port; "" when r came over the
+// socket and the daemon has no TCP listener (`vfsd ui` then serves the
+// page). The daemon's TCP port is refused when another program holds it
+// on a loopback address browsers try (uiAuth.portErr).
+func (d *Daemon) uiBaseURL(r *http.Request, host string) (string, error) {
+	socket, _ := r.Context().Value(viaSocketKey{}).(bool)
+	var port string
+	switch {
+	case socket && r.Header.Get(uiProxyHeader) == "":
+		if d.tcpAddr == "" {
+			return "", nil
 		}
+		_, port, _ = net.SplitHostPort(d.tcpAddr)
+	default:
+		_, port, _ = net.SplitHostPort(r.Host)
 	}
-	if d.tcpAddr == "" {
-		return ""
+	if d.uiAuth.portErr != nil && !(socket && r.Header.Get(uiProxyHeader) != "") {
+		return "", apiErr(api.CodeUnavailable, "the review page is not offered on the daemon's TCP port: %v; stop that program, or restart vfsd serve with another --listen port (or without --listen, and run vfsd ui)", d.uiAuth.portErr)
 	}
-	host, port, err := net.SplitHostPort(d.tcpAddr)
-	if err != nil {
-		return ""
+	if port == "" {
+		return "http://" + host, nil
 	}
-	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return "http://" + net.JoinHostPort(host, port)
+	return "http://" + net.JoinHostPort(host, port), nil
 }

@@ -3,9 +3,15 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,7 +27,9 @@ import (
 // session list, open a session, see its timeline and diff (a file named
 // like an XSS payload, with </script> in it, shown as text), open a
 // call's diff, take a snapshot, preview an apply and apply, and close the
-// session — each effect checked through the API and the host folder.
+// session — each effect checked through the API and the host folder. The
+// page is at its own vfsd-….localhost host name; another server on
+// loopback the browser visits never receives its cookie.
 // Screenshots go to the test's artifact directory (go test -artifacts
 // -outputdir DIR keeps them).
 func TestUIBrowser(t *testing.T) {
@@ -59,7 +67,10 @@ func TestUIBrowser(t *testing.T) {
 	stdout, stderr, code := d.cli(ctx, nil, "ui")
 	require.Equal(t, 0, code, stderr)
 	loginURL := strings.TrimSpace(stdout)
-	require.True(t, strings.HasPrefix(loginURL, "http://"+d.tcpAddr()+"/ui/login?code="), loginURL)
+	_, port, err := net.SplitHostPort(d.tcpAddr())
+	require.NoError(t, err)
+	require.Regexp(t, `^http://vfsd-[0-9a-f]{16}\.localhost:`+port+`/ui/login\?code=`, loginURL, "the page's own host name, on the daemon's port")
+	pageHost := strings.TrimPrefix(loginURL[:strings.Index(loginURL, "/ui/")], "http://")
 
 	shots := t.ArtifactDir()
 	setUp := time.Since(began)
@@ -71,9 +82,30 @@ func TestUIBrowser(t *testing.T) {
 	p.navigate(loginURL)
 	p.waitFor(`location.pathname === "/ui/" && document.querySelector("tr.session-row")`, "the session list")
 	require.Equal(t, "false", p.str(`document.cookie.includes("vfsd_ui")`), "the cookie is HttpOnly")
+	require.Equal(t, pageHost, p.str(`location.host`))
 	require.Contains(t, p.str(`document.querySelector("tr.session-row").innerText`), "review")
 	require.Contains(t, p.str(`document.querySelector("tr.session-row").innerText`), root)
 	p.screenshot("sessions")
+
+	// The reviewer opens the agent's dev server, another server on
+	// loopback, in a second tab — by address and by name — and its page
+	// calls its own server, as an app does: it never receives the review
+	// page's cookie (cookies ignore ports; the page's is for its own host
+	// name only).
+	agent := newCookieRecorder(t)
+	_, agentPort, err := net.SplitHostPort(agent.Listener.Addr().String())
+	require.NoError(t, err)
+	other := b.newPage(ctx, shots)
+	for _, host := range []string{"127.0.0.1", "localhost"} {
+		other.navigate("http://" + net.JoinHostPort(host, agentPort) + "/")
+		other.waitFor(`document.title === "dev server"`, "the agent's page at "+host)
+		require.Equal(t, "ok", other.str(`fetch("/api", {credentials: "include"}).then(r => r.text())`))
+	}
+	other.screenshot("agent-page")
+	require.NotEmpty(t, agent.requests(), "the agent's server was visited")
+	for _, c := range agent.requests() {
+		require.NotContains(t, c, "vfsd_ui", "the agent's server received the review page's cookie")
+	}
 
 	// Open the session: its timeline and its diff against the import.
 	p.click(`a.session-link`)
@@ -149,6 +181,38 @@ func TestUIBrowser(t *testing.T) {
 	}
 	t.Logf("review page browser test: %s in all: %s to build and start vfsd and stage the session, %s in the browser (screenshots in %s)",
 		time.Since(began).Round(time.Millisecond), setUp.Round(time.Millisecond), time.Since(browserStart).Round(time.Millisecond), shots)
+}
+
+// cookieRecorder is an agent's dev server on loopback: it records the
+// Cookie header of every request it gets.
+type cookieRecorder struct {
+	*httptest.Server
+	mu      sync.Mutex
+	cookies []string
+}
+
+func newCookieRecorder(t *testing.T) *cookieRecorder {
+	c := &cookieRecorder{}
+	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		c.cookies = append(c.cookies, r.Header.Get("Cookie"))
+		c.mu.Unlock()
+		if r.URL.Path == "/api" {
+			io.WriteString(w, "ok")
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<!doctype html><title>dev server</title><p>the agent's app</p>")
+	}))
+	t.Cleanup(c.Close)
+	return c
+}
+
+// requests returns the Cookie header of each request so far.
+func (c *cookieRecorder) requests() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.cookies)
 }
 
 func mustAtoi(t *testing.T, s string) int64 {

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -47,26 +49,49 @@ func TestUICommandProxy(t *testing.T) {
 	line, err := bufio.NewReader(out).ReadString('\n')
 	require.NoError(t, err)
 	loginURL := strings.TrimSpace(line)
-	require.Regexp(t, `^http://127\.0\.0\.1:\d+/ui/login\?code=`, loginURL)
+	require.Regexp(t, `^http://vfsd-[0-9a-f]{16}\.localhost:\d+/ui/login\?code=`, loginURL, "the page's own host name")
 	base := loginURL[:strings.Index(loginURL, "/ui/")]
+	u, err := url.Parse(loginURL)
+	require.NoError(t, err)
+	if probe, err := net.Listen("tcp", "[::1]:0"); err == nil {
+		probe.Close()
+		squat, err := net.Listen("tcp", net.JoinHostPort("::1", u.Port()))
+		if err == nil {
+			squat.Close()
+		}
+		require.Error(t, err, "the proxy leaves [::1]:%s, where browsers try the page first, to others", u.Port())
+	}
 
+	// A browser: *.localhost is loopback, and it says where requests
+	// come from.
+	var dialer net.Dialer
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if h, port, err := net.SplitHostPort(addr); err == nil && strings.HasSuffix(h, ".localhost") {
+			addr = net.JoinHostPort("127.0.0.1", port)
+		}
+		return dialer.DialContext(ctx, network, addr)
+	}}
+	defer tr.CloseIdleConnections()
 	get := func(hc *http.Client, u string) (int, string) {
-		resp, err := hc.Get(u)
+		req, err := http.NewRequest("GET", u, nil)
+		require.NoError(t, err)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+		resp, err := hc.Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		b, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
 		return resp.StatusCode, string(b)
 	}
-	code, body := get(http.DefaultClient, base+"/ui/")
+	code, body := get(&http.Client{Transport: tr}, base+"/ui/")
 	require.Equal(t, http.StatusUnauthorized, code, "the proxy does not lend the socket's admin rights")
 	require.Contains(t, body, "vfsd ui")
-	code, _ = get(http.DefaultClient, base+"/v1/sessions")
+	code, _ = get(&http.Client{Transport: tr}, base+"/v1/sessions")
 	require.Equal(t, http.StatusUnauthorized, code)
 
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
-	hc := &http.Client{Jar: jar}
+	hc := &http.Client{Jar: jar, Transport: tr}
 	code, _ = get(hc, loginURL)
 	require.Equal(t, http.StatusOK, code)
 	code, body = get(hc, base+"/ui/")

@@ -8,9 +8,12 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vfsd/vfsd/internal/loopback"
 )
 
 // newUICmd is `vfsd ui`: a one-time login URL for the review page, and,
@@ -26,10 +29,14 @@ URL. Open it within two minutes; it works once, and signs the browser in with
 a cookie (HttpOnly, SameSite=Strict) that lasts 12 hours, or until the session
 closes for a --session login. The page never holds a token.
 
-When the daemon listens on TCP (vfsd serve --listen), the URL is on that
-address. When it listens only on its Unix socket, vfsd ui serves the page
-itself on a loopback port (--listen) and forwards to the socket until it is
-interrupted; a browser there still needs the printed login.`,
+The page lives at a host name of its own, vfsd-<16 hex>.localhost (one per
+login principal: the admin, each session), which browsers resolve to this
+machine's loopback: its cookie is sent to no other server, whatever its port.
+When the daemon listens on TCP (vfsd serve --listen), the URL is on that port.
+When it listens only on its Unix socket, vfsd ui serves the page itself on a
+loopback port (--listen) and forwards to the socket until it is interrupted; a
+browser there still needs the printed login. From another machine, forward the
+port with ssh -L PORT:127.0.0.1:PORT and open the URL as printed.`,
 		Example: `  vfsd ui                        # an admin login: every session
   vfsd ui --session review-42    # a login that reaches only this session
   vfsd ui --listen 127.0.0.1:8765  # the port to serve on when the daemon has no TCP`,
@@ -70,7 +77,10 @@ func runUI(cmd *cobra.Command, g *globalFlags, session, listen string) error {
 	if value(g.addr, envAddr) != "" {
 		return errors.New("the daemon gave no address for its review page; open " + login.Path + " on the address you reach it at")
 	}
-	ln, err := net.Listen("tcp", listen)
+	// The page's host name resolves to every loopback address, ::1 first:
+	// the proxy holds its port on all of them, so that no other program
+	// receives the page's requests there.
+	lns, err := loopback.Listen(listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w; choose another --listen", listen, err)
 	}
@@ -91,12 +101,18 @@ func runUI(cmd *cobra.Command, g *globalFlags, session, listen string) error {
 		FlushInterval: -1,
 	}
 	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
-	u := url.URL{Scheme: "http", Host: ln.Addr().String()}
+	pageHost := login.Host
+	if pageHost == "" { // a daemon from before the page had a name of its own
+		pageHost, _, _ = net.SplitHostPort(lns[0].Addr().String())
+	}
+	u := url.URL{Scheme: "http", Host: net.JoinHostPort(pageHost, strconv.Itoa(lns[0].Addr().(*net.TCPAddr).Port))}
 	fmt.Fprintln(out, u.String()+login.Path)
 	fmt.Fprintf(errOut, "Serving the review page on %s (the daemon listens only on %s). Open the URL within %s; it works once. Ctrl-C stops.\n",
 		u.String()+"/ui/", socket, time.Until(login.ExpiresAt).Round(time.Second))
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	errc := make(chan error, len(lns))
+	for _, ln := range lns {
+		go func() { errc <- srv.Serve(ln) }()
+	}
 	select {
 	case <-ctx.Done():
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
