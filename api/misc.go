@@ -104,6 +104,17 @@ type MountRequest struct {
 	// tool calls) or "auto" (overlay where the daemon can mount it and no
 	// uid/gid mapping is asked, FUSE otherwise).
 	Backend string `json:"backend,omitempty"`
+	// AllowSetID mounts without nosuid: the set-user-ID and set-group-ID
+	// bits and file capabilities of the session's files take effect when
+	// they are run from the mount. Without it (the default) they are kept
+	// as data but never honoured, so that whoever was root in the mount
+	// cannot become root on the host through it. Admin only, as every
+	// mount is.
+	AllowSetID bool `json:"allow_setid,omitempty"`
+	// AllowDevices mounts without nodev: the session's device nodes open
+	// the host's devices. Without it (the default) they are kept as data
+	// and opening one fails (EACCES).
+	AllowDevices bool `json:"allow_devices,omitempty"`
 }
 
 // The mount backends (MountRequest.Backend, FuseMount.Backend).
@@ -130,6 +141,10 @@ type FuseMount struct {
 	// Backend is the backend serving it: "overlay", or "fuse" (also when
 	// empty: mounts recorded before backends).
 	Backend string `json:"backend,omitempty"`
+	// AllowSetID and AllowDevices record that the mount was asked without
+	// nosuid or nodev (see MountRequest); every other mount has both.
+	AllowSetID   bool `json:"allow_setid,omitempty"`
+	AllowDevices bool `json:"allow_devices,omitempty"`
 }
 
 // Event is one notice on a session's event stream (data of an SSE
