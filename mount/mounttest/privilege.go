@@ -175,14 +175,19 @@ func devNode(t *testing.T, b mount.Backend) string {
 }
 
 // asNobody runs program with args as nobody (uid and gid 65534, no
-// supplementary groups) and returns its output, trimmed. setpriv is a host
-// binary: it is setpriv that executes the program from the mount, never
-// this process (which may serve the mount: go-fuse's deadlocks).
+// supplementary groups, no capabilities) and returns its output, trimmed.
+// setpriv and sh are host binaries: it is sh that executes the program
+// from the mount, never this process (which may serve the mount: go-fuse's
+// deadlocks).
 func (a attacker) asNobody(t *testing.T, program string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, a.setpriv, append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--", program}, args...)...)
+	// setpriv keeps its capabilities across the uid change
+	// (PR_SET_KEEPCAPS) until it executes: the shell it runs has none, and
+	// executes the program as nobody through and through.
+	cmd := exec.CommandContext(ctx, a.setpriv, append([]string{"--reuid=65534", "--regid=65534", "--clear-groups", "--",
+		"/bin/sh", "-c", `exec "$0" "$@"`, program}, args...)...)
 	cmd.Dir = "/"
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "as nobody: %s %v:\n%s", program, args, out)
