@@ -344,10 +344,11 @@ func applyRun(ctx context.Context, c *client.Client, id, dir string, drop bool) 
 // an error with the status to exit with when the run failed; ran says
 // whether the command started at all.
 func runMounted(ctx context.Context, c *client.Client, id string, spec sandboxSpec, daemonPaths []string, stdin io.Reader, stdout, stderr io.Writer) (status int, ran bool, err error) {
-	mp, err := os.MkdirTemp("", "vfsd-run-")
+	mp, err := runMountPoint()
 	if err != nil {
-		return exitRunFailed, false, fmt.Errorf("create a mount point: %w", err)
+		return exitRunFailed, false, err
 	}
+	defer os.Remove(filepath.Dir(mp))
 	defer os.Remove(mp)
 	if _, err := c.Mount(ctx, id, api.MountRequest{Dir: mp, Backend: spec.backend}); err != nil {
 		return exitRunFailed, false, fmt.Errorf("mount session %s at %s: %w", id, mp, err)
@@ -406,6 +407,31 @@ func runMounted(ctx context.Context, c *client.Client, id string, spec sandboxSp
 		return r.code, true, nil
 	}
 	return exitStatusOf(st), true, nil
+}
+
+// runMountPoint makes the directory vfsd run mounts the session at:
+// mnt in a new directory of its own, mode 0700. Host users other than
+// vfsd's cannot reach the mount through it. The mount point itself being
+// 0700 would not do: a path walk that reaches it crosses into the mount
+// and checks the mount's root instead (the session's root, 0755 as a
+// rule), so the directory to traverse must be the one above. (The mount
+// is also nosuid,nodev, and the session's files are the command's.) Only
+// empty directories are removed afterwards, never anything beneath a
+// mount left behind.
+func runMountPoint() (string, error) {
+	parent, err := os.MkdirTemp("", "vfsd-run-")
+	if err == nil {
+		err = os.Chmod(parent, 0o700)
+	}
+	if err != nil {
+		return "", fmt.Errorf("create a mount point: %w", err)
+	}
+	mp := filepath.Join(parent, "mnt")
+	if err := os.Mkdir(mp, 0o700); err != nil {
+		os.Remove(parent)
+		return "", fmt.Errorf("create a mount point: %w", err)
+	}
+	return mp, nil
 }
 
 // exitStatusOf is the status a shell would report for a finished process:
