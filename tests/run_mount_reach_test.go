@@ -118,3 +118,40 @@ func runMountPoint(t *testing.T) string {
 	require.Len(t, found, 1, "the run's mount in mountinfo:\n%s", b)
 	return found[0]
 }
+
+// TestRunSandboxMountsNosuid: inside either sandbox, the session and the
+// --rw paths are mounted nosuid and nodev too (the host read-only view is,
+// as /tmp is), so nothing the command finds or makes there is honoured as
+// set-ID, a file capability or a device.
+func TestRunSandboxMountsNosuid(t *testing.T) {
+	f := newSandboxFixture(t)
+	for _, sandbox := range []string{"bwrap", "namespace"} {
+		t.Run(sandbox, func(t *testing.T) {
+			if sandbox == "bwrap" {
+				if _, err := exec.LookPath("bwrap"); err != nil {
+					t.Skip("bubblewrap is not installed (.ci/run installs it)")
+				}
+			}
+			rw := filepath.Join(f.base, "rw-flags-"+sandbox)
+			require.NoError(t, os.MkdirAll(rw, 0o755))
+			stdout, stderr, code := f.run(t, runOpts{}, "--sandbox", sandbox, "--rw", rw, "--dir", f.project, "--",
+				"cat", "/proc/self/mountinfo")
+			require.Equal(t, 0, code, stderr)
+			seen := map[string]bool{}
+			for _, l := range strings.Split(stdout, "\n") {
+				fields := strings.Fields(l)
+				if len(fields) < 6 {
+					continue
+				}
+				mp, opts := fields[4], ","+fields[5]+","
+				if mp != f.project && mp != rw && mp != "/" {
+					continue
+				}
+				seen[mp] = true
+				require.Contains(t, opts, ",nosuid,", "%s is not nosuid in the sandbox: %s", mp, l)
+				require.Contains(t, opts, ",nodev,", "%s is not nodev in the sandbox: %s", mp, l)
+			}
+			require.True(t, seen[f.project] && seen[rw] && seen["/"], "mounts not found:\n%s", stdout)
+		})
+	}
+}
