@@ -42,6 +42,12 @@ const ToolContractHeader = "Vfsd-Tool-Contract"
 // ApplyRequest is the body of POST /v1/sessions/{id}/apply.
 type ApplyRequest struct {
 	DryRun bool `json:"dry_run,omitempty"`
+	// KeepSetID writes set-user-ID and set-group-ID bits and file
+	// capabilities (security.capability) of files as the session has
+	// them. Without it a file keeps only those the host had on it, and
+	// only while its content is unchanged; the others are left out and
+	// noted (hostmount.ApplyOptions.KeepSetID).
+	KeepSetID bool `json:"keep_setid,omitempty"`
 }
 
 // ApplyReport tells what an apply wrote to the host, or would write.

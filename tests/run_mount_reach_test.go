@@ -155,3 +155,17 @@ func TestRunSandboxMountsNosuid(t *testing.T) {
 		})
 	}
 }
+
+// TestRunApplyWritesNoSetID: the command's chmod 4755 copy of id reaches
+// the host folder with --apply without its set-ID bit, and the report says
+// so; the old apply wrote it set-user-ID root into the folder.
+func TestRunApplyWritesNoSetID(t *testing.T) {
+	f := newSandboxFixture(t)
+	_, stderr, code := f.run(t, runOpts{}, "--apply", "--dir", f.project, "--",
+		"sh", "-c", "cp /usr/bin/id ./id && chmod 4755 ./id")
+	require.Equal(t, 0, code, stderr)
+	var st unix.Stat_t
+	require.NoError(t, unix.Lstat(filepath.Join(f.project, "id"), &st))
+	require.EqualValues(t, 0o755, st.Mode&0o7777, "the host got the command's set-user-ID file")
+	require.Contains(t, stderr, "set-ID bits not applied")
+}

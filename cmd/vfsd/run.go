@@ -94,7 +94,8 @@ API keys, proxies — stay out; --env NAME passes one variable of yours,
 
 The session is mounted nosuid,nodev in a directory only vfsd's user can
 enter: a set-user-ID file or device node CMD makes there is kept in the
-session as data, but honoured by no mount.
+session as data, but honoured by no mount, and --apply (as vfsd apply)
+writes no set-ID bit or file capability the host file did not have.
 
 What CMD leaves running ends with it, and stopping vfsd (SIGINT, SIGTERM)
 stops CMD — SIGKILL ten seconds later if need be — and still takes the
@@ -578,6 +579,11 @@ func printRunReport(stderr io.Writer, res runResult, embedded *embeddedDaemon) {
 		fmt.Fprintf(stderr, "  undo this run:  vfsd snapshot restore %s %s\n", id, short(res.Before))
 	}
 	if a := res.Applied; a != nil {
+		for _, ch := range a.Applied {
+			if ch.Note != "" {
+				fmt.Fprintf(stderr, "  note: %s: %s\n", textdiff.QuotePath(ch.HostPath), textdiff.QuotePath(ch.Note))
+			}
+		}
 		for _, ch := range a.Conflicts {
 			fmt.Fprintf(stderr, "  not applied: %s: %s\n", textdiff.QuotePath(ch.HostPath), textdiff.QuotePath(ch.Conflict))
 		}
