@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/vfsd/vfsd/mount/overlay"
 )
 
 // TestRunMountUnreachableFromHost replays the finding "a vfsd run command
@@ -34,6 +36,9 @@ func TestRunMountUnreachableFromHost(t *testing.T) {
 	f := newSandboxFixture(t)
 	for _, backend := range []string{"overlay", "fuse"} {
 		t.Run(backend, func(t *testing.T) {
+			if backend == "overlay" && overlay.Available() != nil {
+				t.Skipf("the overlay backend is unavailable here: %v", overlay.Available())
+			}
 			syncDir := filepath.Join(f.base, "sync-"+backend)
 			require.NoError(t, os.MkdirAll(syncDir, 0o755))
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -46,12 +51,13 @@ func TestRunMountUnreachableFromHost(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			require.NoError(t, cmd.Start())
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			exited := make(chan struct{})
+			var waitErr error
+			go func() { waitErr = cmd.Wait(); close(exited) }()
 			finish := sync.OnceFunc(func() {
 				os.WriteFile(filepath.Join(syncDir, "done"), nil, 0o644)
 				select {
-				case <-done:
+				case <-exited:
 				case <-ctx.Done():
 				}
 			})
@@ -63,11 +69,14 @@ func TestRunMountUnreachableFromHost(t *testing.T) {
 					break
 				}
 				select {
-				case err := <-done:
-					require.FailNow(t, "vfsd run ended before the command was ready", "%v\n%s\n%s", err, stdout.String(), stderr.String())
+				case <-exited:
+					require.FailNow(t, "vfsd run ended before the command was ready", "%v\n%s\n%s", waitErr, stdout.String(), stderr.String())
 				default:
 				}
-				require.True(t, time.Now().Before(deadline), "the command never got ready:\n%s", stderr.String())
+				if time.Now().After(deadline) {
+					finish() // vfsd run has ended: its output is whole
+					require.FailNow(t, "the command never got ready", stderr.String())
+				}
 				time.Sleep(50 * time.Millisecond)
 			}
 			mp := runMountPoint(t)
@@ -95,7 +104,7 @@ func TestRunMountUnreachableFromHost(t *testing.T) {
 			require.Contains(t, out, "Permission denied")
 
 			finish()
-			require.NotNil(t, cmd.ProcessState, "vfsd run did not end:\n%s", stderr.String())
+			require.NotNil(t, cmd.ProcessState, "vfsd run did not end")
 			require.Zero(t, cmd.ProcessState.ExitCode(), "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 		})
 	}
