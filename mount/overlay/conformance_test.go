@@ -57,6 +57,7 @@ func TestAdoptedMountGetsNosuid(t *testing.T) {
 	require.Equal(t, uint64(0), mountFlags(t, m.Dir())&(unix.ST_NOSUID|unix.ST_NODEV), "the old mount's flags")
 	m2, err := overlay.New(context.Background(), e.repo, e.s, m.Dir(), e.opts())
 	require.NoError(t, err)
+	t.Cleanup(func() { m2.Unmount() })
 	require.Equal(t, uint64(unix.ST_NOSUID|unix.ST_NODEV), mountFlags(t, m2.Dir())&(unix.ST_NOSUID|unix.ST_NODEV),
 		"the mount taken over kept its old flags")
 	// The file is the session's now, set-ID bit and all: a new mount of
