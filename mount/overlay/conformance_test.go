@@ -5,6 +5,7 @@ package overlay_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -76,4 +77,44 @@ func mountFlags(t *testing.T, dir string) uint64 {
 	var st unix.Statfs_t
 	require.NoError(t, unix.Statfs(dir, &st))
 	return uint64(st.Flags)
+}
+
+// TestUpperNotReachable: the upper directory holds what programs wrote
+// through the mount on the host's own file system, where nosuid does not
+// apply — a chmod 4755 copy of id among it. Its state directory is 0700,
+// so no other user walks to it even when the directories above let them.
+// (This held before the mounts were nosuid; it is checked here because the
+// mount's flags do not cover it.)
+func TestUpperNotReachable(t *testing.T) {
+	requireOverlay(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("needs setpriv(1) to act as nobody")
+	}
+	e := newEnv(t)
+	open, err := os.MkdirTemp("", "vfsd-upper-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(open) })
+	require.NoError(t, os.Chmod(open, 0o755))
+	opts := e.opts()
+	opts.StateDir = filepath.Join(open, "state")
+	dir := filepath.Join(e.root, "mnt")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	m, err := overlay.New(context.Background(), e.repo, e.s, dir, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Unmount() })
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "id"), []byte("#!/bin/sh\n"), 0o755))
+	require.NoError(t, unix.Chmod(filepath.Join(dir, "id"), 0o4755))
+	upperFile := filepath.Join(opts.StateDir, "upper", "id")
+	var st unix.Stat_t
+	require.NoError(t, unix.Lstat(upperFile, &st))
+	require.EqualValues(t, 0o4755, st.Mode&0o7777, "the upper directory holds the set-ID file")
+	// setpriv keeps its capabilities until it executes: sh has none.
+	out, err := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+		"/bin/sh", "-c", `stat "$0"`, upperFile).CombinedOutput()
+	require.Error(t, err, "nobody reached the upper directory: %s", out)
+	require.Contains(t, string(out), "Permission denied")
 }
