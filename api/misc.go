@@ -42,6 +42,12 @@ const ToolContractHeader = "Vfsd-Tool-Contract"
 // ApplyRequest is the body of POST /v1/sessions/{id}/apply.
 type ApplyRequest struct {
 	DryRun bool `json:"dry_run,omitempty"`
+	// KeepSetID writes set-user-ID and set-group-ID bits and file
+	// capabilities (security.capability) of files as the session has
+	// them. Without it a file keeps only those the host had on it, and
+	// only while its content is unchanged; the others are left out and
+	// noted (hostmount.ApplyOptions.KeepSetID).
+	KeepSetID bool `json:"keep_setid,omitempty"`
 }
 
 // ApplyReport tells what an apply wrote to the host, or would write.
@@ -104,6 +110,17 @@ type MountRequest struct {
 	// tool calls) or "auto" (overlay where the daemon can mount it and no
 	// uid/gid mapping is asked, FUSE otherwise).
 	Backend string `json:"backend,omitempty"`
+	// AllowSetID mounts without nosuid: the set-user-ID and set-group-ID
+	// bits and file capabilities of the session's files take effect when
+	// they are run from the mount. Without it (the default) they are kept
+	// as data but never honoured, so that whoever was root in the mount
+	// cannot become root on the host through it. Admin only, as every
+	// mount is.
+	AllowSetID bool `json:"allow_setid,omitempty"`
+	// AllowDevices mounts without nodev: the session's device nodes open
+	// the host's devices. Without it (the default) they are kept as data
+	// and opening one fails (EACCES).
+	AllowDevices bool `json:"allow_devices,omitempty"`
 }
 
 // The mount backends (MountRequest.Backend, FuseMount.Backend).
@@ -130,6 +147,10 @@ type FuseMount struct {
 	// Backend is the backend serving it: "overlay", or "fuse" (also when
 	// empty: mounts recorded before backends).
 	Backend string `json:"backend,omitempty"`
+	// AllowSetID and AllowDevices record that the mount was asked without
+	// nosuid or nodev (see MountRequest); every other mount has both.
+	AllowSetID   bool `json:"allow_setid,omitempty"`
+	AllowDevices bool `json:"allow_devices,omitempty"`
 }
 
 // Event is one notice on a session's event stream (data of an SSE

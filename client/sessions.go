@@ -98,8 +98,13 @@ func (c *Client) ForkSnapshot(ctx context.Context, snap string, req api.CreateSe
 // Apply writes a session's changes back to its host folders (POST
 // /v1/sessions/{id}/apply).
 func (c *Client) Apply(ctx context.Context, id string, dryRun bool) (*api.ApplyReport, error) {
+	return c.ApplyWith(ctx, id, api.ApplyRequest{DryRun: dryRun})
+}
+
+// ApplyWith is Apply with every option of the request (KeepSetID).
+func (c *Client) ApplyWith(ctx context.Context, id string, req api.ApplyRequest) (*api.ApplyReport, error) {
 	var out api.ApplyReport
-	return &out, c.do(ctx, http.MethodPost, "/v1/sessions/"+esc(id)+"/apply", nil, api.ApplyRequest{DryRun: dryRun}, &out)
+	return &out, c.do(ctx, http.MethodPost, "/v1/sessions/"+esc(id)+"/apply", nil, req, &out)
 }
 
 // Mount mounts a session at a host directory through FUSE (POST

@@ -42,7 +42,7 @@ func (d *Daemon) handleApply(w http.ResponseWriter, r *http.Request) error {
 	}
 	// A real apply snapshots the session and writes from that snapshot: a
 	// tool call racing the apply is wholly in it or left for the next.
-	rep, err := im.Apply(r.Context(), d.repo, base, e.s, mounts, hostmount.ApplyOptions{DryRun: req.DryRun})
+	rep, err := im.Apply(r.Context(), d.repo, base, e.s, mounts, hostmount.ApplyOptions{DryRun: req.DryRun, KeepSetID: req.KeepSetID})
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", e.id, err)
 	}

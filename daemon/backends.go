@@ -47,9 +47,11 @@ func (d *Daemon) overlayStateDir(id, dir string) string {
 // over the mount a killed daemon left there). e.hostMu is held.
 func (d *Daemon) mountOverlay(e *entry, fm api.FuseMount) error {
 	m, err := overlay.New(context.Background(), d.repo, e.s, fm.Dir, overlay.Options{
-		StateDir:  d.overlayStateDir(e.id, fm.Dir),
-		MetaCache: filepath.Join(d.cfg.DataDir, "overlay", "meta"),
-		ReadOnly:  fm.ReadOnly,
+		StateDir:     d.overlayStateDir(e.id, fm.Dir),
+		MetaCache:    filepath.Join(d.cfg.DataDir, "overlay", "meta"),
+		ReadOnly:     fm.ReadOnly,
+		AllowSetID:   fm.AllowSetID,
+		AllowDevices: fm.AllowDevices,
 		Logf: func(format string, args ...any) {
 			d.log.Error(fmt.Sprintf(format, args...), "session", e.id)
 		},

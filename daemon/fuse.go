@@ -36,7 +36,8 @@ func (d *Daemon) handleMount(w http.ResponseWriter, r *http.Request) error {
 	// permissions itself.
 	noDP := req.NoDefaultPermissions && !req.AllowOther
 	fm := api.FuseMount{Dir: filepath.Clean(req.Dir), ReadOnly: req.ReadOnly, AllowOther: req.AllowOther,
-		DefaultPermissions: !noDP, NoDefaultPermissions: noDP, UID: req.UID, GID: req.GID}
+		DefaultPermissions: !noDP, NoDefaultPermissions: noDP, UID: req.UID, GID: req.GID,
+		AllowSetID: req.AllowSetID, AllowDevices: req.AllowDevices}
 	backend, err := chooseBackend(req)
 	if err != nil {
 		return err
@@ -154,7 +155,8 @@ func (d *Daemon) mountFuse(e *entry, fm api.FuseMount) error {
 		return d.mountOverlay(e, fm)
 	}
 	m, err := mount.New(e.s, fm.Dir, mount.Options{ReadOnly: fm.ReadOnly, AllowOther: fm.AllowOther,
-		NoDefaultPermissions: !fm.DefaultPermissions, UID: fm.UID, GID: fm.GID})
+		NoDefaultPermissions: !fm.DefaultPermissions, UID: fm.UID, GID: fm.GID,
+		AllowSetID: fm.AllowSetID, AllowDevices: fm.AllowDevices})
 	if err != nil {
 		return apiErr(api.CodeUnavailable, "%v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"path"
 	"path/filepath"
@@ -73,7 +74,8 @@ func (im *Importer) Apply(ctx context.Context, repo *snapshot.Repo, base string,
 		return nil, fmt.Errorf("apply: %w", err)
 	}
 	a := &applier{im: im, ctx: ctx, blobs: repo.Blobs(), tree: tree, base: baseSnap.Tree,
-		report: &ApplyReport{DryRun: opts.DryRun, Applied: []ApplyChange{}, Conflicts: []ApplyChange{}}, dry: opts.DryRun}
+		report: &ApplyReport{DryRun: opts.DryRun, Applied: []ApplyChange{}, Conflicts: []ApplyChange{}}, dry: opts.DryRun,
+		keepSetID: opts.KeepSetID}
 	if err := a.readable(diff.Entries); err != nil {
 		return nil, fmt.Errorf("apply: nothing was written: %w", err)
 	}
@@ -126,6 +128,9 @@ type applier struct {
 	base   vfs.Tree
 	report *ApplyReport
 	dry    bool
+	// keepSetID is ApplyOptions.KeepSetID (see written); stripped says a
+	// node was written otherwise than the session has it.
+	keepSetID, stripped bool
 	// planned are the host directories a dry run would have created by
 	// now, so their contents are checked as the real run would see them.
 	planned map[string]bool
@@ -223,6 +228,15 @@ func (a *applier) one(plans []*mountPlan, e snapshot.DiffEntry) {
 	if a.dry {
 		a.plan(r, rel, e)
 		c.Note = a.linkNote(plans, r, e)
+		if e.Kind == vfs.KindFile && !a.keepSetID {
+			kept := e.NewMode &^ setIDBits
+			if before.Kind == vfs.KindFile && before.Blob == e.NewBlob && before.Size == e.NewSize {
+				kept |= e.NewMode & before.UnixMode() & setIDBits
+			}
+			if kept != e.NewMode {
+				c.Note = joinNotes(c.Note, "set-ID bits not applied (vfsd apply --keep-setid applies them)")
+			}
+		}
 	} else if err := a.write(plans, r, parent, name, e, before, existed, &c); errors.Is(err, errHostChanged) {
 		conflict("changed on the host while being applied; left as the host has it")
 		return
@@ -275,13 +289,14 @@ func refusal(e snapshot.DiffEntry, err error) string {
 }
 
 // advance records the import base after a real apply: base with exactly
-// the entries done — the target snapshot itself when nothing conflicted,
-// base itself when nothing was done.
+// the entries done, as written — the target snapshot itself when nothing
+// conflicted and everything was written as the session has it, base
+// itself when nothing was done.
 func (a *applier) advance(repo *snapshot.Repo, base, target string) (string, error) {
 	switch {
 	case len(a.done) == 0:
 		return base, nil
-	case len(a.report.Conflicts) == 0:
+	case len(a.report.Conflicts) == 0 && !a.stripped:
 		return target, nil
 	}
 	rootNode, _, _ := a.base.Lookup(vfs.Root) // the root is never beneath a lazy directory
@@ -332,6 +347,9 @@ func (a *applier) advance(repo *snapshot.Repo, base, target string) (string, err
 		if !ok {
 			continue
 		}
+		if before, _, err := a.base.Lookup(e.Path); err == nil {
+			n, _ = a.written(before, n) // the base is what the host has
+		}
 		// A parent the base lacks (the host gained it, or its own
 		// entry conflicted) is taken as the session has it: the host
 		// has a directory there, or the write beneath it would have
@@ -364,6 +382,65 @@ func (a *applier) advance(repo *snapshot.Repo, base, target string) (string, err
 		return "", err
 	}
 	return snap.ID, nil
+}
+
+// setIDBits are the set-user-ID and set-group-ID bits: a program run from
+// such a file runs as its owner or group.
+const setIDBits = 0o6000
+
+// xattrCapability holds a file's capabilities, which a program run from it
+// gains.
+const xattrCapability = "security.capability"
+
+// written is the session's node n as apply writes it where the import saw
+// before, and a note when that differs. Unless KeepSetID, a regular file
+// keeps only the set-ID bits and file capability before had, and only
+// while its content is the same: a set-user-ID-root program that a
+// command in the session made, or a host program whose content it
+// replaced, does not reach the host as one.
+func (a *applier) written(before, n vfs.Node) (vfs.Node, string) {
+	if a.keepSetID || n.Kind != vfs.KindFile {
+		return n, ""
+	}
+	same := before.Kind == vfs.KindFile && before.Blob == n.Blob && before.Size == n.Size
+	var note []string
+	keep := uint32(0)
+	if same {
+		keep = before.UnixMode() & setIDBits
+	}
+	if drop := n.UnixMode() & setIDBits &^ keep; drop != 0 {
+		if drop&0o4000 != 0 {
+			n.Mode &^= fs.ModeSetuid
+		}
+		if drop&0o2000 != 0 {
+			n.Mode &^= fs.ModeSetgid
+		}
+		note = append(note, "set-ID bits")
+	}
+	if v, ok := n.Xattrs.Get(xattrCapability); ok {
+		if bv, bok := before.Xattrs.Get(xattrCapability); !same || !bok || string(bv) != string(v) {
+			if x, err := n.Xattrs.Without(xattrCapability); err == nil {
+				n.Xattrs = x
+				note = append(note, "file capability (security.capability)")
+			}
+		}
+	}
+	if len(note) == 0 {
+		return n, ""
+	}
+	a.stripped = true
+	return n, strings.Join(note, " and ") + " not applied (vfsd apply --keep-setid applies them)"
+}
+
+// joinNotes joins two notes of one change.
+func joinNotes(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }
 
 // plan remembers a directory a dry run would create.

@@ -128,6 +128,8 @@ func (a *applier) write(plans []*mountPlan, r root, parent int, name string, e s
 	if !ok || n.Kind != e.Kind {
 		return fmt.Errorf("%s is not in the session's snapshot as a %s", e.Path, e.Kind)
 	}
+	n, note := a.written(before, n)
+	defer func() { c.Note = joinNotes(c.Note, note) }()
 	switch action {
 	case "chmod", "metadata":
 		if testHookBeforeMove != nil {

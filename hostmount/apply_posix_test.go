@@ -19,7 +19,8 @@ import (
 // TestApplyPOSIXMetadata: owner, mode (special bits), extended attribute
 // and symlink-owner changes, a new sticky directory, a new setgid file
 // with attributes, a new hard link, a fifo and a device made in the
-// session reach the host as the session has them.
+// session reach the host as the session has them (set-ID bits as the
+// admin asks: KeepSetID; see TestApplyWritesNoNewPrivileges).
 func TestApplyPOSIXMetadata(t *testing.T) {
 	needRoot(t)
 	e := newEnv(t)
@@ -44,7 +45,7 @@ func TestApplyPOSIXMetadata(t *testing.T) {
 	must(s.Mknod(ctx, "newfifo", vfs.KindFifo, vfs.CreateOptions{Perm: 0o600, Owner: &vfs.Owner{Uid: 11, Gid: 12}}, 0))
 	must(s.Mknod(ctx, "zero", vfs.KindCharDev, vfs.CreateOptions{Perm: 0o666}, uint64(unix.Mkdev(1, 5))))
 
-	got, err := e.im.Apply(ctx, e.repo, rep.Snapshot, s, mounts, ApplyOptions{})
+	got, err := e.im.Apply(ctx, e.repo, rep.Snapshot, s, mounts, ApplyOptions{KeepSetID: true})
 	require.NoError(t, err)
 	require.Empty(t, got.Conflicts)
 	actions := map[string]string{}

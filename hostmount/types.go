@@ -143,6 +143,16 @@ type ApplyOptions struct {
 	// apply snapshots the session first, and a dry run reads the session
 	// as it is.
 	Snapshot string
+	// KeepSetID writes set-user-ID and set-group-ID bits and file
+	// capabilities (security.capability) of regular files as the session
+	// has them. Without it a regular file keeps only those the import saw
+	// on it, and only while its content is unchanged; the rest are left
+	// out and noted (ApplyChange.Note), and the import base records the
+	// file as written, so the next apply lists them again. Whoever was
+	// root in the session (a vfsd run command, without capabilities) must
+	// not leave a root program in the host folder. Directories keep their
+	// set-group-ID bit (it only passes the group on).
+	KeepSetID bool
 }
 
 // ApplyChange is one path Apply wrote, or would write, or refused.

@@ -66,7 +66,15 @@ func New(s *vfs.Session, dir string, opts Options) (*Mount, error) {
 	if fsName == "" {
 		fsName = "vfsd:" + s.ID()
 	}
-	var mountOpts []string
+	// nosuid and nodev are go-fuse's and fusermount3's defaults; said here
+	// so that no change of theirs can drop them, and lifted only when asked.
+	mountOpts := []string{"nosuid", "nodev"}
+	if opts.AllowSetID {
+		mountOpts[0] = "suid"
+	}
+	if opts.AllowDevices {
+		mountOpts[1] = "dev"
+	}
 	if opts.DefaultPermissions {
 		mountOpts = append(mountOpts, "default_permissions")
 	}

@@ -106,4 +106,15 @@ type Options struct {
 	// FsName is the source name shown in /proc/mounts; "vfsd:<session>"
 	// when empty.
 	FsName string
+	// AllowSetID mounts without nosuid: set-user-ID and set-group-ID bits
+	// and file capabilities (security.capability) of the session's files
+	// then take effect when they are executed. Off by default: the session
+	// keeps them as data (chmod 4755 sticks), but whoever was root in the
+	// mount must not become root on the host through it. Only a mount made
+	// as root honours it (fusermount3 ignores it for other users).
+	AllowSetID bool
+	// AllowDevices mounts without nodev: the session's device nodes then
+	// open the host's devices. Off by default (they are kept as data but
+	// opening one fails with EACCES). Only a mount made as root honours it.
+	AllowDevices bool
 }

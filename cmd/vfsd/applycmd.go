@@ -6,14 +6,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
 	"github.com/vfsd/vfsd/internal/textdiff"
 )
 
 func newApplyCmd(g *globalFlags) *cobra.Command {
-	var dryRun bool
+	var req api.ApplyRequest
 	cmd := remoteCmd(g, sessionHost(&cobra.Command{
-		Use:   "apply SESSION [--dry-run]",
+		Use:   "apply SESSION [--dry-run] [--keep-setid]",
 		Short: "Write a session's changes back to the host folders it was staged from",
 		Long: `Writes what changed in SESSION since its host folders were imported (or last
 applied) back to them. A path the host changed meanwhile is a conflict: it is
@@ -23,13 +24,20 @@ was applied becomes the new starting point, so applying again after fixing the
 host writes only the rest. --dry-run reports what would be written and writes
 nothing. Paths with control characters, quotes, backslashes or non-ASCII bytes
 are printed quoted as git quotes them ("a\nb"). Review first with vfsd diff
-SESSION. No running daemon is needed: vfsd runs one inside the command.`,
+SESSION. No running daemon is needed: vfsd runs one inside the command.
+
+Set-user-ID and set-group-ID bits and file capabilities (security.capability)
+are not written unless the host file had them and the session left its
+content alone: whoever was root in the session (a vfsd run command, with no
+capabilities) must not leave a root program in your folder. Each file
+written without them is noted, and the next apply lists it again;
+--keep-setid writes them as the session has them.`,
 		Example: `  vfsd diff review                        # review what would be written
   vfsd apply review --dry-run             # list it
   vfsd apply review && vfsd session rm review`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 	}, 0), func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
-		r, err := c.Apply(cmd.Context(), args[0], dryRun)
+		r, err := c.ApplyWith(cmd.Context(), args[0], req)
 		if err != nil {
 			return err
 		}
@@ -42,6 +50,9 @@ SESSION. No running daemon is needed: vfsd runs one inside the command.`,
 			// line of the report or send escape sequences to the terminal.
 			for _, ch := range r.Applied {
 				fmt.Fprintf(w, "%s %-7s %s\n", verb, ch.Action, textdiff.QuotePath(ch.HostPath))
+				if ch.Note != "" {
+					fmt.Fprintf(w, "  note: %s\n", textdiff.QuotePath(ch.Note))
+				}
 			}
 			for _, ch := range r.Conflicts {
 				fmt.Fprintf(w, "conflict %-7s %s: %s\n", ch.Action, textdiff.QuotePath(ch.HostPath), textdiff.QuotePath(ch.Conflict))
@@ -58,6 +69,7 @@ SESSION. No running daemon is needed: vfsd runs one inside the command.`,
 		}
 		return nil
 	})
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "report what would be written, write nothing")
+	cmd.Flags().BoolVar(&req.DryRun, "dry-run", false, "report what would be written, write nothing")
+	cmd.Flags().BoolVar(&req.KeepSetID, "keep-setid", false, "write set-ID bits and file capabilities as the session has them (only for files you trust)")
 	return cmd
 }

@@ -18,7 +18,7 @@ import (
 func newMountCmd(g *globalFlags) *cobra.Command {
 	var req api.MountRequest
 	cmd := remoteCmd(g, &cobra.Command{
-		Use:   "mount SESSION DIR [--backend fuse|overlay|auto] [--read-only] [--allow-other] [--uid UID --gid GID] [--no-default-permissions] | mount",
+		Use:   "mount SESSION DIR [--backend fuse|overlay|auto] [--read-only] [--allow-other] [--uid UID --gid GID] [--no-default-permissions] [--allow-setid] [--allow-devices] | mount",
 		Short: "Mount a session at a host directory through FUSE or the kernel overlay (the daemon mounts it)",
 		Long: `Has the daemon mount SESSION at the existing, empty directory DIR: programs
 (a container bind-mounting DIR, say) then work on the very files the session's
@@ -44,6 +44,14 @@ and what UID/GID create is stored as its; other owners show as they are.
 --allow-other): every caller may then do what the daemon's user may,
 whatever owners and modes say. It gains nothing measurable; use it only to
 debug permission problems.
+
+Every mount is nosuid and nodev: set-user-ID and set-group-ID bits, file
+capabilities (security.capability) and device nodes are kept in the session
+(chmod 4755, setcap and mknod work and show) but never take effect through
+the mount, so whoever was root inside it — a vfsd run command, say — cannot
+become root on the host or reach its devices through it. --allow-setid and
+--allow-devices (admin only, as every mount) lift nosuid and nodev for a
+mount whose files you trust.
 
 --backend overlay has the kernel serve the session (overlayfs: a metadata
 layer built from the session over the blob store, and an upper directory
@@ -85,6 +93,8 @@ permission flags do not apply (the kernel always checks permissions).
 	cmd.Flags().Uint32Var(&req.UID, "uid", 0, "the user standing for the session's default owner in the mount (default: that owner itself)")
 	cmd.Flags().Uint32Var(&req.GID, "gid", 0, "the group standing for the session's default group in the mount (default: that group itself)")
 	cmd.Flags().BoolVar(&req.NoDefaultPermissions, "no-default-permissions", false, "turn off the kernel's permission checks: any caller may do what the daemon's user may (debugging only; ignored with --allow-other)")
+	cmd.Flags().BoolVar(&req.AllowSetID, "allow-setid", false, "mount without nosuid: the session's set-ID bits and file capabilities take effect when run from the mount (only for files you trust)")
+	cmd.Flags().BoolVar(&req.AllowDevices, "allow-devices", false, "mount without nodev: the session's device nodes open host devices (only for files you trust)")
 	return withHostAccess(cmd, hostAccess{live: func(args []string) string {
 		if len(args) == 0 {
 			return "" // the list
@@ -135,6 +145,12 @@ func listMounts(cmd *cobra.Command, c *client.Client, out *output) error {
 			}
 			if r.NoDefaultPermissions {
 				opts = append(opts, "no-default-permissions")
+			}
+			if r.AllowSetID {
+				opts = append(opts, "allow-setid")
+			}
+			if r.AllowDevices {
+				opts = append(opts, "allow-devices")
 			}
 			if r.Down {
 				opts = append(opts, "down (no daemon is running; vfsd serve mounts it again)")

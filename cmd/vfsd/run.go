@@ -46,6 +46,7 @@ type runFlags struct {
 	id, policy, ttl, sandbox   string
 	jsonFile, policyFile       string
 	include, exclude, writable []string
+	env                        []string // --env: NAME or NAME=VALUE
 	gitignore, defaultExcludes bool
 	noNetwork, asJSON, apply   bool
 	backend                    string
@@ -59,7 +60,8 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 		Use:   "run [--dir DIR | --session SESSION] [--include G]... [--exclude G]... -- CMD [ARG]...",
 		Short: "Run a command on a copy-on-write session of a folder, then show what it changed",
 		Long: `Stages DIR (default: the current directory) into a new daemon session, mounts
-the session through FUSE and runs CMD in a sandbox where the session is DIR:
+the session (the kernel overlay or FUSE, see --backend) and runs CMD in a
+sandbox where the session is DIR:
 CMD sees the folder at its own path and changes it freely, and the real DIR is
 untouched. Afterwards vfsd prints what CMD changed as a unified diff and how to
 apply it to DIR (vfsd apply SESSION) or drop it (vfsd session close SESSION);
@@ -81,10 +83,23 @@ same way: the host is read-only (--rw PATH makes a host path writable),
 command has no capabilities even as root, runs in a new session (it cannot
 push keystrokes into your terminal), and cannot reach the daemon: its
 socket, data directory and token file are hidden, as are the host's other
-Unix sockets and sessions, and no VFSD_* variable but VFSD_SESSION is
-passed on. --no-network cuts the network. What CMD leaves running ends with
-it, and stopping vfsd (SIGINT, SIGTERM) stops CMD — SIGKILL ten seconds
-later if need be — and still takes the mount down and prints the diff.
+Unix sockets and sessions. --no-network cuts the network.
+
+CMD's environment is an allow-list, not a copy of yours: PATH, HOME, USER,
+LOGNAME, SHELL, TERM, COLORTERM, NO_COLOR, COLUMNS, LINES, LANG, LANGUAGE,
+LC_* and TZ, plus VFSD_SESSION (the session) and TMPDIR (inside the private
+/tmp, or yours when it lies in a --rw path). Credentials — AWS_*, tokens,
+API keys, proxies — stay out; --env NAME passes one variable of yours,
+--env NAME=VALUE sets one (no VFSD_* variable can be passed).
+
+The session is mounted nosuid,nodev in a directory only vfsd's user can
+enter: a set-user-ID file or device node CMD makes there is kept in the
+session as data, but honoured by no mount, and --apply (as vfsd apply)
+writes no set-ID bit or file capability the host file did not have.
+
+What CMD leaves running ends with it, and stopping vfsd (SIGINT, SIGTERM)
+stops CMD — SIGKILL ten seconds later if need be — and still takes the
+mount down and prints the diff.
 
 With --json, stdout carries only the report (session, exit code, diff) as
 JSON, and CMD's own stdout goes to stderr; --json-file FILE also writes the
@@ -103,6 +118,7 @@ is dropped).`,
 		Example: `  vfsd run -- make test                                  # on the current directory
   vfsd run --dir ~/src/app --exclude '**/*.env' -- sh -c 'go generate ./... && go test ./...'
   vfsd run --rw ~/.cache --no-network -- npm test
+  vfsd run --env GOFLAGS --env CI=1 -- go test ./...      # pass GOFLAGS on, set CI
   vfsd run --apply -- gofmt -w .                         # keep the changes when it succeeds
   vfsd run --session s-4201fd72e76a241e -- go test ./... # again, in the session it left
   vfsd run --json -- ./agent.sh | jq .diff.modified`,
@@ -137,6 +153,9 @@ is dropped).`,
 			spec.userns = spec.kind == sandboxBwrap || userNamespaces()
 			if spec.writable, err = resolveWritable(rf.writable); err != nil {
 				return exitStatus{exitRunFailed, err}
+			}
+			if err := parseEnvFlags(rf.env); err != nil {
+				return usageError{err}
 			}
 			if err := lookCommand(args[0]); err != nil {
 				return err
@@ -186,6 +205,7 @@ is dropped).`,
 	f.StringVar(&rf.sandbox, "sandbox", sandboxAuto, "auto, bwrap or namespace")
 	f.StringArrayVar(&rf.writable, "rw", nil, "an existing host path the command may write (repeatable)")
 	f.BoolVar(&rf.noNetwork, "no-network", false, "run without network")
+	f.StringArrayVar(&rf.env, "env", nil, "pass NAME from this environment, or set NAME=VALUE, in the command's (repeatable; no VFSD_*)")
 	f.StringVar(&rf.backend, "backend", api.BackendAuto, "how the session is mounted: auto (the kernel overlay where the daemon can mount it, FUSE otherwise), overlay or fuse")
 	f.BoolVar(&rf.asJSON, "json", false, "print only the report (session, exit code, diff) as JSON on stdout; CMD's stdout goes to stderr")
 	f.StringVar(&rf.jsonFile, "json-file", "", "also write the report as JSON to this file")
@@ -242,7 +262,7 @@ func runInSession(cmd *cobra.Command, c *client.Client, g *globalFlags, rf *runF
 	// Whatever happens to the command or to vfsd's context (an interrupt
 	// reaches the command too), the mount is taken down and the diff shown.
 	after := context.WithoutCancel(ctx)
-	spec.env = sandboxEnv(os.Environ(), id, spec.writable)
+	spec.env = sandboxEnv(os.Environ(), rf.env, id, spec.writable)
 	cmdOut := cmd.OutOrStdout()
 	if rf.asJSON {
 		cmdOut = stderr // stdout is the report's alone
@@ -344,10 +364,11 @@ func applyRun(ctx context.Context, c *client.Client, id, dir string, drop bool) 
 // an error with the status to exit with when the run failed; ran says
 // whether the command started at all.
 func runMounted(ctx context.Context, c *client.Client, id string, spec sandboxSpec, daemonPaths []string, stdin io.Reader, stdout, stderr io.Writer) (status int, ran bool, err error) {
-	mp, err := os.MkdirTemp("", "vfsd-run-")
+	mp, err := runMountPoint()
 	if err != nil {
-		return exitRunFailed, false, fmt.Errorf("create a mount point: %w", err)
+		return exitRunFailed, false, err
 	}
+	defer os.Remove(filepath.Dir(mp))
 	defer os.Remove(mp)
 	if _, err := c.Mount(ctx, id, api.MountRequest{Dir: mp, Backend: spec.backend}); err != nil {
 		return exitRunFailed, false, fmt.Errorf("mount session %s at %s: %w", id, mp, err)
@@ -406,6 +427,31 @@ func runMounted(ctx context.Context, c *client.Client, id string, spec sandboxSp
 		return r.code, true, nil
 	}
 	return exitStatusOf(st), true, nil
+}
+
+// runMountPoint makes the directory vfsd run mounts the session at:
+// mnt in a new directory of its own, mode 0700. Host users other than
+// vfsd's cannot reach the mount through it. The mount point itself being
+// 0700 would not do: a path walk that reaches it crosses into the mount
+// and checks the mount's root instead (the session's root, 0755 as a
+// rule), so the directory to traverse must be the one above. (The mount
+// is also nosuid,nodev, and the session's files are the command's.) Only
+// empty directories are removed afterwards, never anything beneath a
+// mount left behind.
+func runMountPoint() (string, error) {
+	parent, err := os.MkdirTemp("", "vfsd-run-")
+	if err == nil {
+		err = os.Chmod(parent, 0o700)
+	}
+	if err != nil {
+		return "", fmt.Errorf("create a mount point: %w", err)
+	}
+	mp := filepath.Join(parent, "mnt")
+	if err := os.Mkdir(mp, 0o700); err != nil {
+		os.Remove(parent)
+		return "", fmt.Errorf("create a mount point: %w", err)
+	}
+	return mp, nil
 }
 
 // exitStatusOf is the status a shell would report for a finished process:
@@ -533,6 +579,11 @@ func printRunReport(stderr io.Writer, res runResult, embedded *embeddedDaemon) {
 		fmt.Fprintf(stderr, "  undo this run:  vfsd snapshot restore %s %s\n", id, short(res.Before))
 	}
 	if a := res.Applied; a != nil {
+		for _, ch := range a.Applied {
+			if ch.Note != "" {
+				fmt.Fprintf(stderr, "  note: %s: %s\n", textdiff.QuotePath(ch.HostPath), textdiff.QuotePath(ch.Note))
+			}
+		}
 		for _, ch := range a.Conflicts {
 			fmt.Fprintf(stderr, "  not applied: %s: %s\n", textdiff.QuotePath(ch.HostPath), textdiff.QuotePath(ch.Conflict))
 		}

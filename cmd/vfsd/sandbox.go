@@ -44,7 +44,7 @@ type sandboxSpec struct {
 	writable   []string // host paths the command may write: absolute, resolved, existing
 	noNetwork  bool     // no network
 	masks      []string // host paths the command must not see (the daemon's files, host sockets)
-	env        []string
+	env        []string // the command's environment (sandboxEnv)
 	argv       []string
 }
 
@@ -134,24 +134,99 @@ func lookCommand(argv0 string) error {
 	return nil
 }
 
-// sandboxEnv is the command's environment: env without the variables that
-// would lead to the daemon (every VFSD_* but VFSD_SESSION), with
-// VFSD_SESSION, and TMPDIR where the command can write.
-func sandboxEnv(env []string, session string, writable []string) []string {
-	var out []string
-	tmp := "/tmp"
+// safeEnv are the variables of vfsd's own environment the sandboxed
+// command gets: where programs are, who and where the user is, the
+// terminal, the locale and the time zone. Nothing else is passed on —
+// credentials (AWS_*, tokens, API keys, passwords, proxies with a password
+// in them) are not named, and an allow-list cannot miss one — unless
+// --env names it.
+var safeEnv = map[string]bool{
+	"PATH": true, "HOME": true, "USER": true, "LOGNAME": true, "SHELL": true,
+	"TERM": true, "COLORTERM": true, "NO_COLOR": true, "COLUMNS": true, "LINES": true,
+	"LANG": true, "LANGUAGE": true, "TZ": true,
+}
+
+// safeEnvName reports whether vfsd passes its variable name on: one of
+// safeEnv, or a locale category (LC_*).
+func safeEnvName(name string) bool {
+	return safeEnv[name] || strings.HasPrefix(name, "LC_")
+}
+
+// parseEnvFlags checks vfsd run's --env values: NAME (pass vfsd's own
+// value, if it has one) or NAME=VALUE. A VFSD_* name is refused: those
+// lead to the daemon, which the command must not reach (VFSD_SESSION is
+// set by vfsd).
+func parseEnvFlags(flags []string) error {
+	for _, f := range flags {
+		name, _, _ := strings.Cut(f, "=")
+		if !validEnvName(name) {
+			return fmt.Errorf("--env %q: give NAME or NAME=VALUE, NAME made of letters, digits and _", f)
+		}
+		if strings.HasPrefix(name, "VFSD_") {
+			return fmt.Errorf("--env %s: no VFSD_* variable reaches the command (they lead to the daemon); it gets VFSD_SESSION", name)
+		}
+	}
+	return nil
+}
+
+// validEnvName reports whether name is a portable variable name.
+func validEnvName(name string) bool {
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		return false
+	}
+	for _, c := range name {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// sandboxEnv is the command's environment: of env (vfsd's own) only the
+// variables safeEnvName allows, then those --env names (extra, checked by
+// parseEnvFlags: NAME takes env's value when it has one, NAME=VALUE sets
+// it), with VFSD_SESSION, and TMPDIR where the command can write (the
+// TMPDIR asked for when it lies in a --rw path, else /tmp).
+func sandboxEnv(env, extra []string, session string, writable []string) []string {
+	vars := map[string]string{}
+	var order []string
+	set := func(k, v string) {
+		if _, ok := vars[k]; !ok {
+			order = append(order, k)
+		}
+		vars[k] = v
+	}
+	own := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
-		switch {
-		case strings.HasPrefix(k, "VFSD_"):
-			continue
-		case k == "TMPDIR":
-			if t := filepath.Clean(v); filepath.IsAbs(t) && underAny(t, writable) {
-				tmp = t
+		own[k] = v
+		if safeEnvName(k) {
+			set(k, v)
+		}
+	}
+	tmpdir, tmpOK := own["TMPDIR"]
+	for _, f := range extra {
+		k, v, hasValue := strings.Cut(f, "=")
+		if !hasValue {
+			if v, hasValue = own[k]; !hasValue {
+				continue
 			}
+		}
+		if k == "TMPDIR" {
+			tmpdir, tmpOK = v, true
 			continue
 		}
-		out = append(out, kv)
+		set(k, v)
+	}
+	tmp := "/tmp"
+	if t := filepath.Clean(tmpdir); tmpOK && filepath.IsAbs(t) && underAny(t, writable) {
+		tmp = t
+	}
+	out := make([]string, 0, len(order)+2)
+	for _, k := range order {
+		if !strings.HasPrefix(k, "VFSD_") && k != "TMPDIR" {
+			out = append(out, k+"="+vars[k])
+		}
 	}
 	return append(out, "VFSD_SESSION="+session, "TMPDIR="+tmp)
 }

@@ -26,8 +26,8 @@ import (
 // session and dying with vfsd. There, as the PID namespace's init, it
 // builds the same view bubblewrap does — the host read-only, nosuid and
 // nodev; a private /tmp, a minimal /dev, a fresh /proc with its host-wide
-// knobs read-only; the --rw paths and the session writable; the masks
-// hidden — drops every capability for good, and runs the command.
+// knobs read-only; the --rw paths and the session writable, nosuid and
+// nodev; the masks hidden — drops every capability for good, and runs the command.
 
 // nsChildVerb is the hidden verb of the namespace sandbox.
 const nsChildVerb = "__run-namespace-child"
@@ -219,8 +219,11 @@ func buildView(spec nsSpec) error {
 	if err := buildProc(); err != nil {
 		return err
 	}
+	// The --rw paths and the session are nosuid and nodev, as bubblewrap's
+	// binds are: nothing found or made there is honoured as set-ID, a file
+	// capability or a device.
 	for i, w := range spec.Writable {
-		if err := attach(rw[i], w, 0); err != nil {
+		if err := attach(rw[i], w, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
 			return err
 		}
 	}

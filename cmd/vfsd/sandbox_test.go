@@ -14,18 +14,32 @@ func TestSandboxEnv(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		env      []string
+		extra    []string
 		writable []string
 		want     []string
 	}{
-		{"drops the daemon's variables", []string{"HOME=/root", "VFSD_TOKEN=x", "VFSD_ADDR=a", "VFSD_SOCKET=s", "VFSD_SESSION=old"}, nil,
+		{"drops the daemon's variables", []string{"HOME=/root", "VFSD_TOKEN=x", "VFSD_ADDR=a", "VFSD_SOCKET=s", "VFSD_SESSION=old"}, nil, nil,
 			[]string{"HOME=/root", "VFSD_SESSION=s1", "TMPDIR=/tmp"}},
-		{"TMPDIR the sandbox hides goes to /tmp", []string{"TMPDIR=/tmp/foo"}, nil, []string{"VFSD_SESSION=s1", "TMPDIR=/tmp"}},
-		{"TMPDIR in a --rw path stays", []string{"TMPDIR=/scratch/t"}, []string{"/scratch"}, []string{"VFSD_SESSION=s1", "TMPDIR=/scratch/t"}},
-		{"relative TMPDIR goes to /tmp", []string{"TMPDIR=t"}, []string{"/"}, []string{"VFSD_SESSION=s1", "TMPDIR=/tmp"}},
+		{"drops credentials and whatever is not allowed", []string{"AWS_SECRET_ACCESS_KEY=k", "AWS_ACCESS_KEY_ID=i", "GITHUB_TOKEN=t",
+			"API_KEY=a", "HTTPS_PROXY=http://u:p@h", "SSH_AUTH_SOCK=/run/s", "FOO=bar", "PATH=/bin", "LANG=C.UTF-8", "LC_TIME=C", "TZ=UTC"}, nil, nil,
+			[]string{"PATH=/bin", "LANG=C.UTF-8", "LC_TIME=C", "TZ=UTC", "VFSD_SESSION=s1", "TMPDIR=/tmp"}},
+		{"--env passes and sets", []string{"FOO=bar", "PATH=/bin"}, []string{"FOO", "BAZ=qux", "PATH=/usr/bin", "MISSING", "EMPTY="}, nil,
+			[]string{"PATH=/usr/bin", "FOO=bar", "BAZ=qux", "EMPTY=", "VFSD_SESSION=s1", "TMPDIR=/tmp"}},
+		{"TMPDIR the sandbox hides goes to /tmp", []string{"TMPDIR=/tmp/foo"}, nil, nil, []string{"VFSD_SESSION=s1", "TMPDIR=/tmp"}},
+		{"TMPDIR in a --rw path stays", []string{"TMPDIR=/scratch/t"}, nil, []string{"/scratch"}, []string{"VFSD_SESSION=s1", "TMPDIR=/scratch/t"}},
+		{"--env TMPDIR in a --rw path", nil, []string{"TMPDIR=/scratch/u"}, []string{"/scratch"}, []string{"VFSD_SESSION=s1", "TMPDIR=/scratch/u"}},
+		{"relative TMPDIR goes to /tmp", []string{"TMPDIR=t"}, nil, []string{"/"}, []string{"VFSD_SESSION=s1", "TMPDIR=/tmp"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, sandboxEnv(tc.env, "s1", tc.writable))
+			require.Equal(t, tc.want, sandboxEnv(tc.env, tc.extra, "s1", tc.writable))
 		})
+	}
+}
+
+func TestParseEnvFlags(t *testing.T) {
+	require.NoError(t, parseEnvFlags([]string{"FOO", "BAR=1", "_X=a=b", "EMPTY="}))
+	for _, bad := range []string{"VFSD_TOKEN", "VFSD_SESSION=x", "", "=v", "1X", "A-B", "A B=c"} {
+		require.Error(t, parseEnvFlags([]string{bad}), bad)
 	}
 }
 

@@ -199,7 +199,7 @@ func (w *mountWorkload) vfsdOptionsNote() string {
 // mnt.
 func mountKernelOverlay(lower, upper, work, mnt string) (func() error, error) {
 	opt := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work)
-	if err := unix.Mount("overlay", mnt, "overlay", 0, opt); err != nil {
+	if err := unix.Mount("overlay", mnt, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opt); err != nil {
 		hint := ""
 		if os.Geteuid() != 0 {
 			hint = " (needs root)"

@@ -32,6 +32,17 @@ type Options struct {
 	// FsName is the source shown in /proc/mounts; "vfsd:<session>" when
 	// empty.
 	FsName string
+	// AllowSetID mounts without nosuid: set-user-ID and set-group-ID bits
+	// and file capabilities (security.capability) of the session's files
+	// then take effect when they are executed. Off by default: the session
+	// keeps them as data (chmod 4755 sticks), but whoever was root in the
+	// mount (a vfsd run command, with no capabilities) must not become
+	// root on the host through it. For an admin who means it.
+	AllowSetID bool
+	// AllowDevices mounts without nodev: the session's device nodes then
+	// open the host's devices. Off by default (they are kept as data but
+	// opening one fails with EACCES). For an admin who means it.
+	AllowDevices bool
 	// Logf, when set, is told of what fails in the background (a tool's
 	// change that could not be applied to the merged directory).
 	Logf func(format string, args ...any)

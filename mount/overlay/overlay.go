@@ -203,14 +203,18 @@ func (m *Mount) mountBase(ctx context.Context, snap *snapshot.Snapshot, fresh bo
 			fsName = "vfsd:" + m.s.ID()
 		}
 		// The engine does not move atime on reads (as noatime): nor does
-		// the mount, or every read would be a change to ingest.
-		flags := uintptr(unix.MS_NOATIME)
+		// the mount, or every read would be a change to ingest. No
+		// set-ID bit, file capability or device node of the session takes
+		// effect unless the admin asked (Options.AllowSetID, AllowDevices).
+		flags := uintptr(unix.MS_NOATIME) | m.opts.mountFlags()
 		if m.opts.ReadOnly {
 			flags |= unix.MS_RDONLY
 		}
 		if err := unix.Mount(fsName, m.dir, "overlay", flags, layerOptions(meta.Dir, m.blobDir, m.upper, m.work)); err != nil {
 			return fmt.Errorf("mount overlayfs at %s: %w (the FUSE backend works without it)", m.dir, err)
 		}
+	} else if err := m.opts.setMountFlags(m.dir); err != nil {
+		return err
 	}
 	if err := m.openRoots(); err != nil {
 		_ = unix.Unmount(m.dir, unix.MNT_DETACH)

@@ -66,7 +66,7 @@ func probe() error {
 		return fmt.Errorf("overlay probe: %w", err)
 	}
 	opts := layerOptions(sub("meta"), sub("data"), sub("upper"), sub("work"))
-	if err := unix.Mount("vfsd-probe", sub("mnt"), "overlay", 0, opts); err != nil {
+	if err := unix.Mount("vfsd-probe", sub("mnt"), "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 		return fmt.Errorf("this kernel cannot mount overlayfs with a data-only lower layer (%v); use the FUSE backend", err)
 	}
 	defer unix.Unmount(sub("mnt"), unix.MNT_DETACH)
