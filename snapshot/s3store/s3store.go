@@ -365,10 +365,15 @@ func (s *Store) readSpool(r io.Reader, max int64) (*spool, error) {
 }
 
 // Put stores r's content; see snapshot.Store. The content is read whole
-// (and hashed) first; then, unless an object of that name exists (not
-// asked when opts.Absent), it is uploaded in one request (multipart for large content), which S3 makes
-// visible at once and whole. opts.Deferred changes nothing: an uploaded
-// object is durable when Put returns.
+// (and hashed) first; then, unless the bucket holds that content under its
+// name already (not asked when opts.Absent), it is uploaded in one request
+// (multipart for large content), which S3 makes visible at once and
+// whole, over whatever the name held. opts.Deferred changes nothing: an
+// uploaded object is durable when Put returns.
+//
+// Another party with access to the bucket may have written anything under
+// the name, so an object there counts as the content only if it has its
+// size and, read back, its hash; otherwise it is overwritten.
 func (s *Store) Put(ctx context.Context, ns snapshot.Namespace, r io.Reader, opts snapshot.PutOptions) (vfs.Hash, int64, error) {
 	const op = "put"
 	if err := s.check(ctx, op, ns); err != nil {
@@ -388,13 +393,17 @@ func (s *Store) Put(ctx context.Context, ns snapshot.Namespace, r io.Reader, opt
 	if err := ctx.Err(); err != nil {
 		return vfs.Hash{}, 0, fmt.Errorf("put %s: %w", ns, err)
 	}
-	if opts.Absent {
-		// The caller listed the bucket: no request to check again. An
-		// object there after all is overwritten with the same content.
-	} else if _, err := s.client.StatObject(ctx, s.cfg.Bucket, s.key(ns, sp.hash), minio.StatObjectOptions{}); err == nil {
-		return sp.hash, sp.size, nil
-	} else if !isNotFound(err) {
-		return vfs.Hash{}, 0, s.wrap(ctx, op, ns, sp.hash, err)
+	if !opts.Absent {
+		// With Absent the caller listed the bucket (or found the object
+		// wrong): no request to check again, and an object there after
+		// all is overwritten.
+		ok, err := s.holds(ctx, ns, sp)
+		if err != nil {
+			return vfs.Hash{}, 0, s.wrap(ctx, op, ns, sp.hash, err)
+		}
+		if ok {
+			return sp.hash, sp.size, nil
+		}
 	}
 	_, err = s.client.PutObject(ctx, s.cfg.Bucket, s.key(ns, sp.hash), sp.reader(), sp.size, minio.PutObjectOptions{
 		ContentType:      "application/octet-stream",
@@ -405,6 +414,31 @@ func (s *Store) Put(ctx context.Context, ns snapshot.Namespace, r io.Reader, opt
 		return vfs.Hash{}, 0, s.wrap(ctx, op, ns, sp.hash, err)
 	}
 	return sp.hash, sp.size, nil
+}
+
+// holds reports whether the bucket holds sp's content under its name: an
+// object there of another size, or whose content read back does not hash
+// to the name, does not count.
+func (s *Store) holds(ctx context.Context, ns snapshot.Namespace, sp *spool) (bool, error) {
+	st, err := s.client.StatObject(ctx, s.cfg.Bucket, s.key(ns, sp.hash), minio.StatObjectOptions{})
+	switch {
+	case isNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	case st.Size != sp.size:
+		return false, nil
+	}
+	b, err := s.OpenCapped(ctx, ns, sp.hash, sp.size)
+	switch {
+	case err == nil:
+		b.Close()
+		return true, nil
+	case errors.Is(err, vfs.ErrNotFound), errors.Is(err, snapshot.ErrCorruptObject), errors.Is(err, vfs.ErrTooLarge):
+		return false, nil
+	default:
+		return false, err
+	}
 }
 
 // Open downloads an object whole, verifies it against its hash and returns
