@@ -15,6 +15,10 @@ type ObjectInfo struct {
 	Hash     vfs.Hash
 	Size     int64
 	Modified time.Time // when it was stored (or last touched)
+	// ETag is the store's tag of the stored content (S3's entity tag),
+	// which changes when someone writes other content under the name; ""
+	// when the store has none.
+	ETag string
 }
 
 // InfoLister is implemented by stores that know when each object was
@@ -156,6 +160,7 @@ func (r *Repo) RemoteGC(ctx context.Context) (RemoteGCReport, error) {
 func (l *remoteLink) forget(ns Namespace, h vfs.Hash) {
 	l.knownMu.Lock()
 	delete(l.known, objKey{ns, h})
+	delete(l.good, objKey{ns, h})
 	l.knownMu.Unlock()
 }
 
