@@ -121,13 +121,18 @@ func (c *countingStore) count(f func()) {
 }
 
 func (c *countingStore) Put(ctx context.Context, ns snapshot.Namespace, r io.Reader, o snapshot.PutOptions) (vfs.Hash, int64, error) {
+	info, err := c.PutInfo(ctx, ns, r, o)
+	return info.Hash, info.Size, err
+}
+
+func (c *countingStore) PutInfo(ctx context.Context, ns snapshot.Namespace, r io.Reader, o snapshot.PutOptions) (snapshot.ObjectInfo, error) {
 	c.count(func() {
 		c.puts[ns]++
 		if o.Absent {
 			c.absent++
 		}
 	})
-	return c.Store.Put(ctx, ns, r, o)
+	return c.Store.PutInfo(ctx, ns, r, o)
 }
 
 func (c *countingStore) Open(ctx context.Context, ns snapshot.Namespace, h vfs.Hash) (vfs.Blob, error) {
