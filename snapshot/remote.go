@@ -55,6 +55,16 @@ type RemoteOptions struct {
 	// holding an object only if it saw it there less than Grace/2 ago.
 	// DefaultRemoteGrace when zero.
 	Grace time.Duration
+	// GCMaxEntries bounds the hashes remote garbage collection holds in
+	// memory at once — the manifests it indexes, the blobs they reference,
+	// the snapshots and the records it read — and GCMaxSpoolBytes the
+	// manifests it copies to a temporary file (in StateDir, else the
+	// system's) while it marks. Past either it stops before deleting
+	// anything, with an error matching ErrRemoteGCRefused that names the
+	// option. DefaultRemoteGCEntries (about 100 bytes each) and
+	// DefaultRemoteGCSpoolBytes when zero.
+	GCMaxEntries    int
+	GCMaxSpoolBytes int64
 	// StateDir, when set, keeps the queue of snapshots to push, so that a
 	// push interrupted by a crash resumes when the repository is opened
 	// again.
@@ -67,7 +77,10 @@ type RemoteOptions struct {
 const (
 	DefaultRemoteCacheBytes = 8 << 30
 	DefaultRemoteGrace      = 24 * time.Hour
-	defaultRemoteParallel   = 16
+	// DefaultRemoteGCEntries: some 400 MB of memory at most.
+	DefaultRemoteGCEntries    = 4_000_000
+	DefaultRemoteGCSpoolBytes = 16 << 30
+	defaultRemoteParallel     = 16
 )
 
 // remoteLink is a repository's remote and its local bookkeeping.
@@ -84,6 +97,7 @@ type remoteLink struct {
 	cached  map[vfs.Hash]*list.Element
 	bytes   int64
 
+	gcMu    sync.Mutex // one remote garbage collection at a time: its memory is bounded per run
 	listMu  sync.Mutex // one listing of the remote at a time (knownSet)
 	knownMu sync.Mutex // known, knownAt, good and goodNew; never held while the remote is asked
 	known   map[objKey]remoteObj
@@ -143,6 +157,12 @@ func (r *Repo) SetRemote(remote Store, opts RemoteOptions) error {
 	}
 	if opts.Grace <= 0 {
 		opts.Grace = DefaultRemoteGrace
+	}
+	if opts.GCMaxEntries <= 0 {
+		opts.GCMaxEntries = DefaultRemoteGCEntries
+	}
+	if opts.GCMaxSpoolBytes <= 0 {
+		opts.GCMaxSpoolBytes = DefaultRemoteGCSpoolBytes
 	}
 	l := &remoteLink{
 		store: remote, opts: opts, log: opts.Logger,

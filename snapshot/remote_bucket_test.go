@@ -175,3 +175,20 @@ type taggedBlob struct {
 }
 
 func (t taggedBlob) ETag() string { return t.etag }
+
+// age dates every object of the bucket d ago, as if stored then.
+func (b *bucket) age(d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, objs := range b.objects {
+		for _, o := range objs {
+			o.mod = time.Now().Add(-d)
+		}
+	}
+}
+
+// has reports whether the bucket holds an object under h.
+func (b *bucket) has(ns snapshot.Namespace, h vfs.Hash) bool {
+	_, ok := b.raw(ns, h)
+	return ok
+}

@@ -3,10 +3,13 @@ package s3store_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"path"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vfsd/vfsd/snapshot"
@@ -112,4 +115,53 @@ func TestRePushRepairsOverwrittenS3Object(t *testing.T) {
 	got, _, err := sb.ReadFile(ctx, vfs.MustPath("docs/README"))
 	require.NoError(t, err)
 	require.Equal(t, readme, string(got))
+}
+
+// TestRemoteGCOverPoisonedBucket: another tenant plants, with the plain S3
+// client, junk under a record's key (content that is not its name), keys
+// that are no object names at all, and a manifest pack that names the
+// snapshot's root manifest but holds an empty directory. Remote GC skips
+// and reports them, collects the orphan, and keeps every blob the
+// snapshot needs. On the old code the first failed the collection (and
+// every later one); the pack alone made it delete the snapshot's blobs.
+func TestRemoteGCOverPoisonedBucket(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	s := open(t, cfg)
+	defer s.Close()
+	mc := rawClient(t, cfg)
+	const grace = 2 * time.Second
+	a := repoOn(t, s, grace)
+	sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
+	require.NoError(t, err)
+	for f, c := range s3PoisonFiles {
+		_, err := sa.WriteFile(ctx, vfs.MustPath(f), strings.NewReader(c), vfs.WriteOptions{CreateParents: true})
+		require.NoError(t, err)
+	}
+	snap, err := a.Snapshot(ctx, sa, "")
+	require.NoError(t, err)
+	_, err = a.Push(ctx, snap.ID)
+	require.NoError(t, err)
+
+	plant(t, mc, cfg, snapshot.Records, vfs.HashOf([]byte("x")), []byte("not x"))
+	for _, key := range []string{"snapshots/not-a-hash", "blobs/README.txt", "snapshots/" + strings.Repeat("g", 64)} {
+		_, err := mc.PutObject(ctx, cfg.Bucket, path.Join(cfg.Prefix, key), strings.NewReader("junk"), 4, minio.PutObjectOptions{})
+		require.NoError(t, err)
+	}
+	root := snap.Record.Root
+	lie := append([]byte("vfsd-pack/1\n"), root[:]...)
+	lie = binary.AppendUvarint(lie, uint64(len("vfsd-dir/2\n")))
+	lie = append(lie, "vfsd-dir/2\n"...)
+	plant(t, mc, cfg, snapshot.Records, vfs.HashOf(lie), lie)
+	orphan, _, err := s.Put(ctx, snapshot.Blobs, strings.NewReader("an orphan"), snapshot.PutOptions{})
+	require.NoError(t, err)
+	time.Sleep(grace + time.Second)
+
+	rep, err := a.RemoteGC(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Deleted, "%+v", rep)
+	require.Contains(t, rep.SkippedWhy, "snapshots/"+vfs.HashOf([]byte("x")).String()+": its content does not match its name")
+	_, err = s.Stat(ctx, snapshot.Blobs, orphan)
+	require.ErrorIs(t, err, vfs.ErrNotFound)
+	forkReadsAll(t, s, snap.ID, s3PoisonFiles)
 }
