@@ -706,8 +706,8 @@ type pushItem struct {
 	size   int64 // a blob's size in the snapshot's tree; -1 for a record
 	listed int64 // the size the remote lists, when check
 	// check: the remote lists the object, but its content is not known
-	// right here (see remote_verify.go).
-	check bool
+	// right here (see remote_verify.go); wrong: and it is known wrong.
+	check, wrong bool
 }
 
 // pushOnce is one try of Push: plan, then send what the remote lacks and
@@ -844,7 +844,7 @@ func (r *Repo) touch(ctx context.Context, items []pushItem, todo *[]pushItem) er
 			// A store that touches by reading the object back (s3store,
 			// where a copy keeps the old time) found it wrong.
 			l.dropGood(it.k)
-			it.check = true
+			it.check, it.wrong = true, true
 			*todo = append(*todo, it)
 		case err != nil:
 			return fmt.Errorf("touch %s %s in %v: %w", objectNoun(it.k.ns), it.k.h.Short(), l.store, err)
@@ -1007,7 +1007,7 @@ func (r *Repo) pushOne(ctx context.Context, it pushItem) (pushOutcome, int64, er
 		}
 		// Not local (a fork's file never read here): its size in the
 		// snapshot is all this daemon can check it against.
-		if it.listed == it.size {
+		if it.listed == it.size && !it.wrong {
 			l.markChecked(k)
 			return pushChecked, 0, nil
 		}
@@ -1020,6 +1020,8 @@ func (r *Repo) pushOne(ctx context.Context, it pushItem) (pushOutcome, int64, er
 	}
 	var why string
 	switch {
+	case it.wrong:
+		why = "reading it back to renew its time found its content does not match its hash"
 	case it.listed != local:
 		why = fmt.Sprintf("the remote's is %d bytes, not %d", it.listed, local)
 	case local > verifyMaxBytes:

@@ -1,6 +1,7 @@
 package snapshot_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -296,4 +297,62 @@ func TestPushReadsBackOnlyWhatItMust(t *testing.T) {
 	rep, err = c.Push(ctx, next.ID)
 	require.NoError(t, err)
 	noReadBack(rep, "its next push")
+}
+
+// touchReads is a bucket that renews an object's time as s3store does on
+// servers where a copy keeps the old time: by reading it back, verified,
+// and writing it again. It finds junk.
+type touchReads struct{ *bucket }
+
+func (t touchReads) Touch(ctx context.Context, ns snapshot.Namespace, h vfs.Hash) error {
+	data, ok := t.raw(ns, h)
+	if ok && vfs.HashOf(data) != h {
+		return fmt.Errorf("touch %s: %w", h.Short(), snapshot.ErrCorruptObject)
+	}
+	return t.bucket.Touch(ctx, ns, h)
+}
+
+// TestPushRepairsWhatATouchFindsWrong: a push renews the time of an old
+// object it relies on, and the touch finds it overwritten since the last
+// listing. The push repairs it rather than fail (on the old code the push
+// failed, and every retry with it).
+func TestPushRepairsWhatATouchFindsWrong(t *testing.T) {
+	const grace = 2 * time.Second
+	remote := newBucket()
+	a, _ := newRemoteRepo(t, touchReads{remote}, snapshot.RemoteOptions{Grace: grace})
+	sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
+	require.NoError(t, err)
+	writeAll(t, sa, poisonFiles)
+	first, err := a.Snapshot(ctx, sa, "")
+	require.NoError(t, err)
+	_, err = a.Push(ctx, first.ID)
+	require.NoError(t, err)
+	stored := time.Now()
+
+	// Past half the grace period, a push of another snapshot lists the
+	// remote again: first's objects are old now.
+	time.Sleep(grace/2 + 200*time.Millisecond)
+	sb, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "b"})
+	require.NoError(t, err)
+	write(t, sb, "other", "other")
+	other, err := a.Snapshot(ctx, sb, "")
+	require.NoError(t, err)
+	_, err = a.Push(ctx, other.ID)
+	require.NoError(t, err)
+
+	// Then another tenant overwrites a blob, and a snapshot with no parent
+	// in the remote needs it: the push touches it, and the touch reads junk.
+	victim := []byte(poisonFiles["docs/README"])
+	remote.Plant(snapshot.Blobs, vfs.HashOf(victim), junkLike(victim, true), stored)
+	sc, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "c"})
+	require.NoError(t, err)
+	write(t, sc, "README", string(victim))
+	second, err := a.Snapshot(ctx, sc, "")
+	require.NoError(t, err)
+	rep, err := a.Push(ctx, second.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Repaired, "%+v", rep)
+	got, _ := remote.raw(snapshot.Blobs, vfs.HashOf(victim))
+	require.Equal(t, victim, got)
+	forksWhole(t, remote, second.ID, map[string]string{"README": string(victim)})
 }
