@@ -213,7 +213,7 @@ func newGCMarker(l *remoteLink, rep *RemoteGCReport) (*gcMarker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("remote gc: temporary file: %w", err)
 	}
-	_ = os.Remove(f.Name()) // gone with the descriptor
+	_ = os.Remove(f.Name()) // gone with the descriptor (on Windows, at close)
 	return &gcMarker{
 		l: l, rep: rep, spool: f,
 		index: map[vfs.Hash]gcSpan{}, read: map[vfs.Hash]struct{}{},
@@ -222,7 +222,10 @@ func newGCMarker(l *remoteLink, rep *RemoteGCReport) (*gcMarker, error) {
 	}, nil
 }
 
-func (m *gcMarker) close() { m.spool.Close() }
+func (m *gcMarker) close() {
+	m.spool.Close()
+	_ = os.Remove(m.spool.Name()) // where an open file cannot be removed
+}
 
 // room fails once holding n more hashes would pass GCMaxEntries.
 func (m *gcMarker) room(n int) error {
