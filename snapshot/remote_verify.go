@@ -160,7 +160,11 @@ func (l *remoteLink) pushedWhole(id vfs.Hash) bool {
 
 func (l *remoteLink) goodPath() string { return filepath.Join(l.opts.StateDir, "verified") }
 
-// loadGood reads the marks kept in StateDir.
+// goodHeader heads the verified list: the marks hold for this remote only
+// (a daemon pointed at another bucket starts afresh).
+func (l *remoteLink) goodHeader() string { return "vfsd-verified/1 " + fmt.Sprint(l.store) + "\n" }
+
+// loadGood reads the marks kept in StateDir, if they are of this remote.
 func (l *remoteLink) loadGood() error {
 	f, err := os.Open(l.goodPath())
 	if errors.Is(err, os.ErrNotExist) {
@@ -171,6 +175,9 @@ func (l *remoteLink) loadGood() error {
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
+	if !sc.Scan() || sc.Text()+"\n" != l.goodHeader() {
+		return nil
+	}
 	for sc.Scan() {
 		k, g, ok := parseGoodLine(sc.Text())
 		if ok {
@@ -251,6 +258,9 @@ func (l *remoteLink) flushGood() error {
 	if err != nil {
 		return fmt.Errorf("remote verified list: %w", err)
 	}
+	if st, serr := f.Stat(); serr == nil && st.Size() == 0 {
+		b = append([]byte(l.goodHeader()), b...)
+	}
 	_, err = f.Write(b)
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -268,7 +278,7 @@ func (l *remoteLink) saveGood() error {
 		return nil
 	}
 	l.knownMu.Lock()
-	var b []byte
+	b := []byte(l.goodHeader())
 	for k, g := range l.good {
 		if _, ok := l.known[k]; ok || l.known == nil {
 			b = goodLine(b, k, g)
