@@ -55,6 +55,16 @@ type RemoteOptions struct {
 	// holding an object only if it saw it there less than Grace/2 ago.
 	// DefaultRemoteGrace when zero.
 	Grace time.Duration
+	// GCMaxEntries bounds the hashes remote garbage collection holds in
+	// memory at once — the manifests it indexes, the blobs they reference,
+	// the snapshots and the records it read — and GCMaxSpoolBytes the
+	// manifests it copies to a temporary file (in StateDir, else the
+	// system's) while it marks. Past either it stops before deleting
+	// anything, with an error matching ErrRemoteGCRefused that names the
+	// option. DefaultRemoteGCEntries (about 100 bytes each) and
+	// DefaultRemoteGCSpoolBytes when zero.
+	GCMaxEntries    int
+	GCMaxSpoolBytes int64
 	// StateDir, when set, keeps the queue of snapshots to push, so that a
 	// push interrupted by a crash resumes when the repository is opened
 	// again.
@@ -67,7 +77,10 @@ type RemoteOptions struct {
 const (
 	DefaultRemoteCacheBytes = 8 << 30
 	DefaultRemoteGrace      = 24 * time.Hour
-	defaultRemoteParallel   = 16
+	// DefaultRemoteGCEntries: some 400 MB of memory at most.
+	DefaultRemoteGCEntries    = 4_000_000
+	DefaultRemoteGCSpoolBytes = 16 << 30
+	defaultRemoteParallel     = 16
 )
 
 // remoteLink is a repository's remote and its local bookkeeping.
@@ -84,10 +97,16 @@ type remoteLink struct {
 	cached  map[vfs.Hash]*list.Element
 	bytes   int64
 
-	listMu  sync.Mutex           // one listing of the remote at a time (knownSet)
-	knownMu sync.Mutex           // known and knownAt; never held while the remote is asked
-	known   map[objKey]time.Time // objects seen in the remote, and when they were stored
-	knownAt time.Time            // when the remote was last listed
+	gcMu    sync.Mutex // one remote garbage collection at a time: its memory is bounded per run
+	listMu  sync.Mutex // one listing of the remote at a time (knownSet)
+	knownMu sync.Mutex // known, knownAt, good and goodNew; never held while the remote is asked
+	known   map[objKey]remoteObj
+	knownAt time.Time // when the remote was last listed
+	// good holds the objects of the remote whose content this daemon
+	// knows is right (see remote_verify.go); goodNew, those marked since
+	// the list in StateDir was last written.
+	good    map[objKey]goodMark
+	goodNew []objKey
 
 	fetched  atomic.Int64 // objects fetched, for reports
 	uploaded atomic.Int64 // objects uploaded
@@ -139,10 +158,17 @@ func (r *Repo) SetRemote(remote Store, opts RemoteOptions) error {
 	if opts.Grace <= 0 {
 		opts.Grace = DefaultRemoteGrace
 	}
+	if opts.GCMaxEntries <= 0 {
+		opts.GCMaxEntries = DefaultRemoteGCEntries
+	}
+	if opts.GCMaxSpoolBytes <= 0 {
+		opts.GCMaxSpoolBytes = DefaultRemoteGCSpoolBytes
+	}
 	l := &remoteLink{
 		store: remote, opts: opts, log: opts.Logger,
 		fetching: make(map[objKey]*fetchCall),
 		lru:      list.New(), cached: make(map[vfs.Hash]*list.Element),
+		good: make(map[objKey]goodMark),
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if l.log == nil {
@@ -158,6 +184,9 @@ func (r *Repo) SetRemote(remote Store, opts RemoteOptions) error {
 		}
 		l.queue = q
 		if err := l.loadCache(r); err != nil {
+			return err
+		}
+		if err := l.loadGood(); err != nil {
 			return err
 		}
 	}
@@ -194,6 +223,9 @@ func (r *Repo) closeRemote() {
 	if l.opts.StateDir != "" {
 		if err := l.saveCache(); err != nil {
 			l.log.Warn("remote: could not save the cache list; its blobs stay local until garbage collection", "err", err)
+		}
+		if err := l.saveGood(); err != nil {
+			l.log.Warn("remote: could not save the list of verified remote objects; the next pushes check them again", "err", err)
 		}
 	}
 }
@@ -251,7 +283,7 @@ func (l *remoteLink) errRemote(ns Namespace, h vfs.Hash, err error) error {
 	}
 	if errors.Is(err, ErrCorruptObject) {
 		return &vfs.Error{Op: "fetch " + objectNoun(ns), Path: h.String(), Code: vfs.CodeIO,
-			Msg: "the remote's copy does not match its hash; it was not used", Err: err}
+			Msg: "the remote's copy does not match its hash (someone else wrote under its name); it was not used. A daemon that has the content repairs it by pushing the snapshot again (vfsd snapshot push ID)", Err: err}
 	}
 	return &vfs.Error{Op: "fetch " + objectNoun(ns), Path: h.String(), Code: vfs.CodeIO,
 		Msg: "not in the local store, and the remote " + fmt.Sprint(l.store) + " failed; retry once it is reachable", Err: err}
@@ -347,7 +379,7 @@ func (r *Repo) fetchNow(ctx context.Context, ns Namespace, h vfs.Hash) error {
 		return l.errRemote(ns, h, err)
 	}
 	l.fetched.Add(1)
-	l.markKnown(ns, h)
+	l.markGood(objKey{ns, h}, n, blobETag(rb), false)
 	if ns == Blobs {
 		r.evict(ctx, h)
 	}
@@ -488,46 +520,59 @@ func (l *remoteLink) loadCache(r *Repo) error {
 	return sc.Err()
 }
 
-// markKnown records that the remote holds an object.
-func (l *remoteLink) markKnown(ns Namespace, h vfs.Hash) {
+// touchedKnown records that the remote's object k has just been touched
+// (its time renewed).
+func (l *remoteLink) touchedKnown(k objKey) {
 	l.knownMu.Lock()
-	if l.known != nil {
-		l.known[objKey{ns, h}] = time.Now()
+	if e, ok := l.known[k]; ok {
+		e.mod = time.Now()
+		l.known[k] = e
 	}
 	l.knownMu.Unlock()
 }
 
-// knownSet returns what the remote holds, listing it again when the last
-// listing is older than half the grace period (past that, a remote
-// garbage collection may have removed an object this daemon saw).
+// markChecked records that the remote's object k, not local, has the size
+// the snapshot being pushed says (see remote_verify.go).
+func (l *remoteLink) markChecked(k objKey) {
+	l.knownMu.Lock()
+	if e, ok := l.known[k]; ok {
+		e.checked = true
+		l.known[k] = e
+	}
+	l.knownMu.Unlock()
+}
+
+// knownSet returns what the remote holds, listing it again when relist is
+// set or the last listing is older than half the grace period (past that,
+// a remote garbage collection may have removed an object this daemon saw).
 //
 // The listing runs without knownMu, so that uploads and fetches finishing
-// meanwhile (markKnown) do not wait for a slow remote's listing; what they
+// meanwhile (markGood) do not wait for a slow remote's listing; what they
 // mark known after the listing started is kept. Callers read the map under
 // knownMu.
-func (r *Repo) knownSet(ctx context.Context) (map[objKey]time.Time, error) {
+func (r *Repo) knownSet(ctx context.Context, relist bool) (map[objKey]remoteObj, error) {
 	l := r.remote
 	l.listMu.Lock()
 	defer l.listMu.Unlock()
 	l.knownMu.Lock()
-	if l.known != nil && time.Since(l.knownAt) < l.opts.Grace/2 {
+	if l.known != nil && !relist && time.Since(l.knownAt) < l.opts.Grace/2 {
 		known := l.known
 		l.knownMu.Unlock()
 		return known, nil
 	}
 	l.knownMu.Unlock()
 	start := time.Now()
-	known := make(map[objKey]time.Time)
+	known := make(map[objKey]remoteObj)
 	for _, ns := range Namespaces {
 		var err error
 		if il, ok := l.store.(InfoLister); ok {
 			err = il.ListInfo(ctx, ns, func(o ObjectInfo) error {
-				known[objKey{ns, o.Hash}] = o.Modified
+				known[objKey{ns, o.Hash}] = remoteObj{mod: o.Modified, size: o.Size, tag: etagOf(o.ETag)}
 				return nil
 			})
 		} else { // no times: no remote GC either, so present is present
-			err = l.store.List(ctx, ns, func(h vfs.Hash, _ int64) error {
-				known[objKey{ns, h}] = start
+			err = l.store.List(ctx, ns, func(h vfs.Hash, size int64) error {
+				known[objKey{ns, h}] = remoteObj{mod: start, size: size}
 				return nil
 			})
 		}
@@ -537,9 +582,9 @@ func (r *Repo) knownSet(ctx context.Context) (map[objKey]time.Time, error) {
 	}
 	l.knownMu.Lock()
 	defer l.knownMu.Unlock()
-	for k, at := range l.known {
-		if _, ok := known[k]; !ok && at.After(start) {
-			known[k] = at // uploaded or fetched while the listing ran
+	for k, e := range l.known {
+		if _, ok := known[k]; !ok && e.mod.After(start) {
+			known[k] = e // uploaded or fetched while the listing ran
 		}
 	}
 	l.known, l.knownAt = known, start
@@ -556,9 +601,24 @@ type PushReport struct {
 	UploadedBytes int64  `json:"uploaded_bytes"`
 	// UploadedManifests is how many directory manifests the uploaded
 	// records hold (each record packs the manifests it first wrote).
-	UploadedManifests int           `json:"uploaded_manifests"`
-	Present           int           `json:"present"` // objects the remote had already
-	Duration          time.Duration `json:"duration_ns"`
+	UploadedManifests int `json:"uploaded_manifests"`
+	Present           int `json:"present"` // objects the remote had already, kept as they were
+	// Verified counts the objects the remote had that this push read back
+	// and found right (their content was not known good here: another
+	// daemon stored them, or this one had forgotten). Repaired counts
+	// those it found wrong — another party had written something else
+	// under the name, of another size or content — and overwrote with the
+	// right content; Rewritten, those larger than a push reads back
+	// (8 MiB) whose content was not known good, overwritten unread. Both
+	// are counted in Uploaded too. See remote_verify.go.
+	Verified  int `json:"verified"`
+	Repaired  int `json:"repaired"`
+	Rewritten int `json:"rewritten"`
+	// Unrepaired counts the blobs the remote holds with the wrong size
+	// that this daemon cannot repair, not having them (a fork's files it
+	// never read); the daemon that has them repairs them by pushing again.
+	Unrepaired int           `json:"unrepaired"`
+	Duration   time.Duration `json:"duration_ns"`
 }
 
 // errNoRemote is the answer of remote operations on a repository without
@@ -569,6 +629,12 @@ var errNoRemote = &vfs.Error{Op: "push", Code: vfs.CodeInvalid, Msg: "this repos
 // its blobs, the records that hold its manifests, and its record, last.
 // Uploads run in parallel. A failed push leaves what it uploaded in
 // place, so that pushing again sends only the rest.
+//
+// An object the remote lists is relied on only if its content is known
+// right; otherwise it is checked and, if wrong, overwritten (see
+// remote_verify.go and the report's Verified, Repaired, Rewritten and
+// Unrepaired). Pushing again a snapshot the remote already has lists the
+// remote anew, so that an object someone overwrote since is repaired.
 //
 // The repository is locked against deletions only while the push works out
 // what to send, never while it talks to the remote: a slow remote holds up
@@ -603,7 +669,7 @@ type pushPlan struct {
 	snap    *Snapshot
 	id      vfs.Hash              // the snapshot's record
 	records map[vfs.Hash]struct{} // records holding its manifests, not its own
-	blobs   map[vfs.Hash]struct{}
+	blobs   map[vfs.Hash]int64    // and their sizes
 }
 
 // planPush works out what snapshot id needs, holding the repository's
@@ -621,10 +687,10 @@ func (r *Repo) planPush(ctx context.Context, id string) (*pushPlan, error) {
 		return nil, err
 	}
 	delete(records, snapID)
-	blobs := map[vfs.Hash]struct{}{}
+	blobs := map[vfs.Hash]int64{}
 	err = snap.Tree.Walk(vfs.Root, func(_ vfs.Path, n vfs.Node) error {
 		if n.IsFile() && !n.Blob.IsZero() {
-			blobs[n.Blob] = struct{}{}
+			blobs[n.Blob] = n.Size
 		}
 		return nil
 	})
@@ -634,7 +700,18 @@ func (r *Repo) planPush(ctx context.Context, id string) (*pushPlan, error) {
 	return &pushPlan{snap: snap, id: snapID, records: records, blobs: blobs}, nil
 }
 
-// pushOnce is one try of Push: plan, then send what the remote lacks.
+// pushItem is an object a push sends, or checks and sends if wrong.
+type pushItem struct {
+	k      objKey
+	size   int64 // a blob's size in the snapshot's tree; -1 for a record
+	listed int64 // the size the remote lists, when check
+	// check: the remote lists the object, but its content is not known
+	// right here (see remote_verify.go); wrong: and it is known wrong.
+	check, wrong bool
+}
+
+// pushOnce is one try of Push: plan, then send what the remote lacks and
+// repair what it holds wrong.
 func (r *Repo) pushOnce(ctx context.Context, id string) (PushReport, error) {
 	rep := PushReport{Snapshot: id}
 	l := r.remote
@@ -642,9 +719,16 @@ func (r *Repo) pushOnce(ctx context.Context, id string) (PushReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
 	}
+	defer func() {
+		if err := l.flushGood(); err != nil {
+			l.log.Warn("remote: could not save the list of verified remote objects; the next pushes check them again", "err", err)
+		}
+	}()
 	snap, snapID, records, blobs := plan.snap, plan.id, plan.records, plan.blobs
 	rep.Blobs, rep.Records = len(blobs), len(records)+1
-	known, err := r.knownSet(ctx)
+	// Pushing again a snapshot the remote has whole lists it anew: that is
+	// how an object another party overwrote since is found and repaired.
+	known, err := r.knownSet(ctx, l.pushedWhole(snapID))
 	if err != nil {
 		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
 	}
@@ -652,39 +736,52 @@ func (r *Repo) pushOnce(ctx context.Context, id string) (PushReport, error) {
 	// remote, references it (GC keeps it), or if it is young enough that
 	// GC keeps it longer than this push takes; an older one is touched.
 	safe := r.remoteParentBlobs(ctx, snap, known)
-	var todo, touch []objKey
+	var todo, touch []pushItem
 	fresh := time.Now().Add(-l.opts.Grace / 2)
 	l.knownMu.Lock()
-	for h := range blobs {
-		mod, ok := known[objKey{Blobs, h}]
+	for h, size := range blobs {
+		k := objKey{Blobs, h}
+		e, ok := known[k]
 		_, inParent := safe[h]
 		switch {
 		case !ok:
-			todo = append(todo, objKey{Blobs, h})
-		case !inParent && mod.Before(fresh):
-			touch = append(touch, objKey{Blobs, h})
+			todo = append(todo, pushItem{k: k, size: size})
+		case !e.checked && !l.goodLocked(k, e):
+			todo = append(todo, pushItem{k: k, size: size, listed: e.size, check: true})
+		case !inParent && e.mod.Before(fresh):
+			touch = append(touch, pushItem{k: k, size: size, listed: e.size})
 		}
 	}
 	for h := range records {
-		if _, ok := known[objKey{Records, h}]; !ok {
-			todo = append(todo, objKey{Records, h})
+		k := objKey{Records, h}
+		e, ok := known[k]
+		switch {
+		case !ok:
+			todo = append(todo, pushItem{k: k, size: -1})
+		case !l.goodLocked(k, e):
+			todo = append(todo, pushItem{k: k, size: -1, listed: e.size, check: true})
 		}
 	}
-	_, haveRecord := known[objKey{Records, snapID}]
+	own := pushItem{k: objKey{Records, snapID}, size: -1}
+	ownObj, haveOwn := known[own.k]
+	ownGood := haveOwn && l.goodLocked(own.k, ownObj)
+	if haveOwn && !ownGood {
+		own.listed, own.check = ownObj.size, true
+	}
 	l.knownMu.Unlock()
-	rep.Present = len(blobs) + len(records) - len(todo)
-	packed := r.packedManifests(todo, snapID)
 	if err := r.touch(ctx, touch, &todo); err != nil {
 		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
 	}
+	rep.Present = len(blobs) + len(records) - len(todo)
+	packed := r.packedManifests(todo, snapID)
 	// Blobs and manifests first, the snapshot's record last: a record in
 	// the remote promises that all it needs is there.
-	if err := r.upload(ctx, todo, packed, &rep); err != nil {
+	if err := r.send(ctx, todo, packed, &rep); err != nil {
 		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
 	}
-	if haveRecord {
+	if ownGood {
 		rep.Present++
-	} else if err := r.upload(ctx, []objKey{{Records, snapID}}, packed, &rep); err != nil {
+	} else if err := r.send(ctx, []pushItem{own}, packed, &rep); err != nil {
 		return rep, fmt.Errorf("push %s: %w", shortID(id), err)
 	}
 	return rep, nil
@@ -699,7 +796,7 @@ func shortID(id string) string {
 
 // remoteParentBlobs returns the blobs of snap's parent when the remote has
 // the parent's record; nil otherwise.
-func (r *Repo) remoteParentBlobs(ctx context.Context, snap *Snapshot, known map[objKey]time.Time) map[vfs.Hash]struct{} {
+func (r *Repo) remoteParentBlobs(ctx context.Context, snap *Snapshot, known map[objKey]remoteObj) map[vfs.Hash]struct{} {
 	ph, err := vfs.ParseHash(snap.Record.Parent)
 	if err != nil {
 		return nil
@@ -729,24 +826,30 @@ func (r *Repo) remoteParentBlobs(ctx context.Context, snap *Snapshot, known map[
 
 // touch renews the time of old objects a push relies on, so that a remote
 // garbage collection running meanwhile keeps them; those the remote
-// cannot touch, or that vanished, join todo to be uploaded again.
-func (r *Repo) touch(ctx context.Context, keys []objKey, todo *[]objKey) error {
+// cannot touch, that vanished, or that the touch found wrong join todo.
+func (r *Repo) touch(ctx context.Context, items []pushItem, todo *[]pushItem) error {
 	l := r.remote
 	t, ok := l.store.(Toucher)
-	for _, k := range keys {
+	for _, it := range items {
 		if !ok {
-			*todo = append(*todo, k)
+			*todo = append(*todo, pushItem{k: it.k, size: it.size})
 			continue
 		}
-		err := t.Touch(ctx, k.ns, k.h)
+		err := t.Touch(ctx, it.k.ns, it.k.h)
 		switch {
 		case errors.Is(err, vfs.ErrNotFound):
-			l.forget(k.ns, k.h)
-			*todo = append(*todo, k)
+			l.forget(it.k.ns, it.k.h)
+			*todo = append(*todo, pushItem{k: it.k, size: it.size})
+		case errors.Is(err, ErrCorruptObject):
+			// A store that touches by reading the object back (s3store,
+			// where a copy keeps the old time) found it wrong.
+			l.dropGood(it.k)
+			it.check, it.wrong = true, true
+			*todo = append(*todo, it)
 		case err != nil:
-			return fmt.Errorf("touch %s %s in %v: %w", objectNoun(k.ns), k.h.Short(), l.store, err)
+			return fmt.Errorf("touch %s %s in %v: %w", objectNoun(it.k.ns), it.k.h.Short(), l.store, err)
 		default:
-			l.markKnown(k.ns, k.h)
+			l.touchedKnown(it.k)
 		}
 	}
 	return nil
@@ -791,11 +894,11 @@ func (r *Repo) manifestRecords(ctx context.Context, snap *Snapshot) (map[vfs.Has
 // packedManifests counts, for each record among todo and for the
 // snapshot's own record, the manifests the repository's index places in it:
 // the manifests a push of those records uploads.
-func (r *Repo) packedManifests(todo []objKey, own vfs.Hash) map[vfs.Hash]int {
+func (r *Repo) packedManifests(todo []pushItem, own vfs.Hash) map[vfs.Hash]int {
 	out := map[vfs.Hash]int{own: 0}
-	for _, k := range todo {
-		if k.ns == Records {
-			out[k.h] = 0
+	for _, it := range todo {
+		if it.k.ns == Records {
+			out[it.k.h] = 0
 		}
 	}
 	r.mu.Lock()
@@ -808,38 +911,64 @@ func (r *Repo) packedManifests(todo []objKey, own vfs.Hash) map[vfs.Hash]int {
 	return out
 }
 
-// upload sends objects to the remote, Parallel at a time; packed counts
-// the manifests of the records among them.
-func (r *Repo) upload(ctx context.Context, todo []objKey, packed map[vfs.Hash]int, rep *PushReport) error {
+// pushOutcome is what a push did with one pushItem.
+type pushOutcome int
+
+const (
+	pushSent       pushOutcome = iota // uploaded: the remote lacked it
+	pushRepaired                      // the remote's was wrong: overwritten
+	pushRewritten                     // not known good, too large to read back: overwritten
+	pushVerified                      // the remote's, read back, is right: kept
+	pushChecked                       // not local; the remote's has the right size: kept
+	pushUnrepaired                    // not local; the remote's has the wrong size
+)
+
+// send sends or checks items, Parallel at a time; packed counts the
+// manifests of the records among them.
+func (r *Repo) send(ctx context.Context, items []pushItem, packed map[vfs.Hash]int, rep *PushReport) error {
 	l := r.remote
-	if len(todo) == 0 {
+	if len(items) == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	work := make(chan objKey)
+	work := make(chan pushItem)
 	var (
 		mu       sync.Mutex
 		firstErr error
 		wg       sync.WaitGroup
 	)
-	for range min(l.opts.Parallel, len(todo)) {
+	for range min(l.opts.Parallel, len(items)) {
 		wg.Go(func() {
-			for k := range work {
-				n, err := r.uploadOne(ctx, k)
+			for it := range work {
+				out, n, err := r.pushOne(ctx, it)
 				mu.Lock()
-				if err != nil {
+				switch {
+				case err != nil:
 					if firstErr == nil {
 						firstErr = err
 						cancel()
 					}
-				} else {
+				case out == pushVerified:
+					rep.Present++
+					rep.Verified++
+				case out == pushChecked:
+					rep.Present++
+				case out == pushUnrepaired:
+					rep.Unrepaired++
+				default:
 					rep.Uploaded++
 					rep.UploadedBytes += n
-					if k.ns == Blobs {
+					if it.k.ns == Blobs {
 						rep.UploadedBlobs++
 					} else {
-						rep.UploadedManifests += packed[k.h]
+						rep.UploadedManifests += packed[it.k.h]
+					}
+					switch out {
+					case pushRepaired:
+						rep.Repaired++
+					case pushRewritten:
+						rep.Rewritten++
 					}
 				}
 				mu.Unlock()
@@ -847,9 +976,9 @@ func (r *Repo) upload(ctx context.Context, todo []objKey, packed map[vfs.Hash]in
 		})
 	}
 feed:
-	for _, k := range todo {
+	for _, it := range items {
 		select {
-		case work <- k:
+		case work <- it:
 		case <-ctx.Done():
 			break feed
 		}
@@ -862,6 +991,107 @@ feed:
 	return firstErr
 }
 
+// pushOne uploads it, or checks it first (see remote_verify.go), and
+// returns what it did and the bytes it sent.
+func (r *Repo) pushOne(ctx context.Context, it pushItem) (pushOutcome, int64, error) {
+	if !it.check {
+		n, err := r.uploadOne(ctx, it.k)
+		return pushSent, n, err
+	}
+	l := r.remote
+	k := it.k
+	local, err := r.store.Stat(ctx, k.ns, k.h)
+	if errors.Is(err, vfs.ErrNotFound) {
+		if k.ns != Blobs {
+			return 0, 0, fmt.Errorf("upload %s %s: %w", objectNoun(k.ns), k.h.Short(), errMovedMeanwhile)
+		}
+		// Not local (a fork's file never read here): its size in the
+		// snapshot is all this daemon can check it against.
+		if it.listed == it.size && !it.wrong {
+			l.markChecked(k)
+			return pushChecked, 0, nil
+		}
+		l.log.Warn("remote: a blob in the remote does not hold its content (another party wrote under its name), and this daemon does not have it to repair it; the daemon that has it repairs it by pushing again",
+			"blob", k.h.String(), "remote_bytes", it.listed, "want_bytes", it.size)
+		return pushUnrepaired, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("push: local %s %s: %w", objectNoun(k.ns), k.h.Short(), err)
+	}
+	var why string
+	switch {
+	case it.wrong:
+		why = "reading it back to renew its time found its content does not match its hash"
+	case it.listed != local:
+		why = fmt.Sprintf("the remote's is %d bytes, not %d", it.listed, local)
+	case local > verifyMaxBytes:
+		n, err := r.uploadOne(ctx, k)
+		return pushRewritten, n, err
+	default:
+		state, tag, err := r.readBack(ctx, k, local)
+		switch {
+		case err != nil:
+			return 0, 0, err
+		case state == readBackGone: // deleted meanwhile (remote GC): send it
+			n, err := r.uploadOne(ctx, k)
+			return pushSent, n, err
+		case state == readBackRight:
+			l.markGood(k, local, tag, false)
+			return pushVerified, 0, nil
+		}
+		why = "its content does not match its hash"
+	}
+	l.log.Warn("remote: an object in the remote does not hold its content (another party wrote under its name); overwriting it with the right content",
+		"object", string(k.ns)+"/"+k.h.String(), "why", why)
+	l.dropGood(k)
+	n, err := r.uploadOne(ctx, k)
+	return pushRepaired, n, err
+}
+
+// readBackState is what reading an object of the remote back found.
+type readBackState int
+
+const (
+	readBackRight readBackState = iota
+	readBackWrong
+	readBackGone
+)
+
+// readBack reads the remote's object k, which should be size bytes, and
+// checks it against its hash; it returns the ETag it was read with.
+func (r *Repo) readBack(ctx context.Context, k objKey, size int64) (readBackState, etag, error) {
+	l := r.remote
+	var b vfs.Blob
+	var err error
+	if co, ok := l.store.(CappedOpener); ok {
+		b, err = co.OpenCapped(ctx, k.ns, k.h, size)
+	} else {
+		b, err = l.store.Open(ctx, k.ns, k.h)
+	}
+	switch {
+	case errors.Is(err, vfs.ErrNotFound):
+		return readBackGone, etag{}, nil
+	case errors.Is(err, ErrCorruptObject), errors.Is(err, vfs.ErrTooLarge):
+		return readBackWrong, etag{}, nil
+	case err != nil:
+		return 0, etag{}, fmt.Errorf("read back %s %s from %v: %w", objectNoun(k.ns), k.h.Short(), l.store, err)
+	}
+	defer b.Close()
+	if b.Size() != size {
+		return readBackWrong, etag{}, nil
+	}
+	hw := vfs.NewHasher()
+	if _, err := io.Copy(hw, io.NewSectionReader(b, 0, size)); err != nil {
+		return 0, etag{}, fmt.Errorf("read back %s %s from %v: %w", objectNoun(k.ns), k.h.Short(), l.store, err)
+	}
+	if vfs.SumHash(hw) != k.h {
+		return readBackWrong, etag{}, nil
+	}
+	return readBackRight, blobETag(b), nil
+}
+
+// uploadOne sends the local copy of k to the remote, over whatever the
+// remote holds under its name.
 func (r *Repo) uploadOne(ctx context.Context, k objKey) (int64, error) {
 	l := r.remote
 	b, err := r.store.Open(ctx, k.ns, k.h)
@@ -872,17 +1102,28 @@ func (r *Repo) uploadOne(ctx context.Context, k objKey) (int64, error) {
 		return 0, fmt.Errorf("upload %s %s: %w", objectNoun(k.ns), k.h.Short(), err)
 	}
 	defer b.Close()
-	// Every object pushed is one the listing of the remote lacked.
-	h, n, err := l.store.Put(ctx, k.ns, io.NewSectionReader(b, 0, b.Size()), PutOptions{Absent: true})
+	// Absent: the listing lacked it, or the push found it wrong; either
+	// way it is written whatever the remote holds, with no request to ask.
+	info, err := putInfo(ctx, l.store, k.ns, io.NewSectionReader(b, 0, b.Size()), PutOptions{Absent: true})
 	if err != nil {
 		return 0, fmt.Errorf("upload %s %s to %v: %w", objectNoun(k.ns), k.h.Short(), l.store, err)
 	}
-	if h != k.h {
-		return 0, fmt.Errorf("upload %s %s: the local copy hashes to %s: %w", objectNoun(k.ns), k.h.Short(), h.Short(), ErrCorruptObject)
+	if info.Hash != k.h {
+		return 0, fmt.Errorf("upload %s %s: the local copy hashes to %s: %w", objectNoun(k.ns), k.h.Short(), info.Hash.Short(), ErrCorruptObject)
 	}
 	l.uploaded.Add(1)
-	l.markKnown(k.ns, k.h)
-	return n, nil
+	l.markGood(k, info.Size, etagOf(info.ETag), true)
+	return info.Size, nil
+}
+
+// putInfo stores r's content in s, with the stored object's ETag when s
+// tells it (InfoPutter).
+func putInfo(ctx context.Context, s Store, ns Namespace, r io.Reader, opts PutOptions) (ObjectInfo, error) {
+	if ip, ok := s.(InfoPutter); ok {
+		return ip.PutInfo(ctx, ns, r, opts)
+	}
+	h, n, err := s.Put(ctx, ns, r, opts)
+	return ObjectInfo{Hash: h, Size: n}, err
 }
 
 // QueuePush queues snapshot id for a background push, recorded in

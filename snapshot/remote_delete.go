@@ -56,11 +56,14 @@ func (r *Repo) DeleteRemote(ctx context.Context, ids []string) ([]string, error)
 		}
 		if len(keep) > 0 {
 			sort.Slice(keep, func(i, j int) bool { return bytes.Compare(keep[i].hash[:], keep[j].hash[:]) < 0 })
-			ph, _, err := l.store.Put(ctx, Records, bytes.NewReader(encodePack(keep)), PutOptions{})
+			// Absent: written whatever the remote holds under the pack's
+			// name, so that no planted object stands in for it when the
+			// record goes.
+			info, err := putInfo(ctx, l.store, Records, bytes.NewReader(encodePack(keep)), PutOptions{Absent: true})
 			if err != nil {
 				return deleted, fmt.Errorf("delete remote snapshot %s: store its manifests as a pack: %w", h.Short(), err)
 			}
-			l.markKnown(Records, ph)
+			l.markGood(objKey{Records, info.Hash}, info.Size, etagOf(info.ETag), true)
 		}
 		if err := l.store.Delete(ctx, Records, h); err != nil && !errors.Is(err, vfs.ErrNotFound) {
 			return deleted, fmt.Errorf("delete remote snapshot %s: %w", h.Short(), err)

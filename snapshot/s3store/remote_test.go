@@ -111,6 +111,7 @@ type requests struct {
 	puts                           map[snapshot.Namespace]int
 	absent                         int // puts that skipped the existence check
 	lists, stats, touches, deletes int
+	opens                          int
 }
 
 func (c *countingStore) count(f func()) {
@@ -120,13 +121,28 @@ func (c *countingStore) count(f func()) {
 }
 
 func (c *countingStore) Put(ctx context.Context, ns snapshot.Namespace, r io.Reader, o snapshot.PutOptions) (vfs.Hash, int64, error) {
+	info, err := c.PutInfo(ctx, ns, r, o)
+	return info.Hash, info.Size, err
+}
+
+func (c *countingStore) PutInfo(ctx context.Context, ns snapshot.Namespace, r io.Reader, o snapshot.PutOptions) (snapshot.ObjectInfo, error) {
 	c.count(func() {
 		c.puts[ns]++
 		if o.Absent {
 			c.absent++
 		}
 	})
-	return c.Store.Put(ctx, ns, r, o)
+	return c.Store.PutInfo(ctx, ns, r, o)
+}
+
+func (c *countingStore) Open(ctx context.Context, ns snapshot.Namespace, h vfs.Hash) (vfs.Blob, error) {
+	c.count(func() { c.opens++ })
+	return c.Store.Open(ctx, ns, h)
+}
+
+func (c *countingStore) OpenCapped(ctx context.Context, ns snapshot.Namespace, h vfs.Hash, max int64) (vfs.Blob, error) {
+	c.count(func() { c.opens++ })
+	return c.Store.OpenCapped(ctx, ns, h, max)
 }
 
 func (c *countingStore) List(ctx context.Context, ns snapshot.Namespace, fn func(vfs.Hash, int64) error) error {
@@ -167,8 +183,9 @@ func (c *countingStore) reset() requests {
 // directories, a snapshot after 10 changes uploads exactly the 10 new
 // blobs and one record holding the changed directories' manifests, and
 // nothing else: no listing of the remote (the first push's is reused), no
-// existence check per object, nothing touched or deleted; pushing it again
-// sends nothing.
+// existence check per object, nothing touched, deleted or read back;
+// pushing it again sends nothing and reads nothing back, but lists the
+// remote anew (how an object overwritten since is found and repaired).
 func TestPushAfterTenChanges(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, testConfig(t))
@@ -198,6 +215,7 @@ func TestPushAfterTenChanges(t *testing.T) {
 	require.Equal(t, rep.Uploaded-rep.UploadedBlobs, c.puts[snapshot.Records])
 	require.Equal(t, rep.Uploaded, c.absent, "a push checks nothing it listed as missing")
 	require.Equal(t, len(snapshot.Namespaces), c.lists, "one listing per namespace, once")
+	require.Zero(t, c.opens, "nothing read back: the listing lacked all of it")
 
 	// 10 changes: files 5, 15, ..., 95 (10 directories of group 0).
 	for i := 5; i < 100; i += 10 {
@@ -216,13 +234,15 @@ func TestPushAfterTenChanges(t *testing.T) {
 	require.Equal(t, map[snapshot.Namespace]int{snapshot.Blobs: 10, snapshot.Records: 1}, c.puts)
 	require.Zero(t, c.lists, "no listing of the remote again")
 	require.Equal(t, 11, c.absent, "no existence check before an upload")
-	require.Zero(t, c.stats+c.touches+c.deletes, "no request per object besides the uploads")
+	require.Zero(t, c.stats+c.touches+c.deletes+c.opens, "no request per object besides the uploads")
 
 	rep, err = a.Push(ctx, second.ID)
 	require.NoError(t, err)
 	require.Zero(t, rep.Uploaded)
+	require.Zero(t, rep.Verified+rep.Repaired+rep.Rewritten+rep.Unrepaired, "%+v", rep)
 	c = cs.reset()
-	require.Zero(t, c.puts[snapshot.Blobs]+c.puts[snapshot.Records]+c.lists+c.stats+c.touches)
+	require.Zero(t, c.puts[snapshot.Blobs]+c.puts[snapshot.Records]+c.stats+c.touches+c.opens)
+	require.Equal(t, len(snapshot.Namespaces), c.lists, "a push again lists the remote anew")
 }
 
 // TestDeleteRemote deletes a pushed snapshot from the remote: its record

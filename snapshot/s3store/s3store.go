@@ -365,14 +365,26 @@ func (s *Store) readSpool(r io.Reader, max int64) (*spool, error) {
 }
 
 // Put stores r's content; see snapshot.Store. The content is read whole
-// (and hashed) first; then, unless an object of that name exists (not
-// asked when opts.Absent), it is uploaded in one request (multipart for large content), which S3 makes
-// visible at once and whole. opts.Deferred changes nothing: an uploaded
-// object is durable when Put returns.
+// (and hashed) first; then, unless the bucket holds that content under its
+// name already (not asked when opts.Absent), it is uploaded in one request
+// (multipart for large content), which S3 makes visible at once and
+// whole, over whatever the name held. opts.Deferred changes nothing: an
+// uploaded object is durable when Put returns.
+//
+// Another party with access to the bucket may have written anything under
+// the name, so an object there counts as the content only if it has its
+// size and, read back, its hash; otherwise it is overwritten.
 func (s *Store) Put(ctx context.Context, ns snapshot.Namespace, r io.Reader, opts snapshot.PutOptions) (vfs.Hash, int64, error) {
+	o, err := s.PutInfo(ctx, ns, r, opts)
+	return o.Hash, o.Size, err
+}
+
+// PutInfo is Put, also returning the stored object's ETag (see
+// snapshot.InfoPutter); its Modified is zero.
+func (s *Store) PutInfo(ctx context.Context, ns snapshot.Namespace, r io.Reader, opts snapshot.PutOptions) (snapshot.ObjectInfo, error) {
 	const op = "put"
 	if err := s.check(ctx, op, ns); err != nil {
-		return vfs.Hash{}, 0, err
+		return snapshot.ObjectInfo{}, err
 	}
 	cr := &cancelReader{ctx: ctx, r: r}
 	sp, err := s.readSpool(cr, -1)
@@ -382,29 +394,62 @@ func (s *Store) Put(ctx context.Context, ns snapshot.Namespace, r io.Reader, opt
 		} else if cerr := ctx.Err(); cerr != nil {
 			err = cerr
 		}
-		return vfs.Hash{}, 0, fmt.Errorf("put %s: read content: %w", ns, err)
+		return snapshot.ObjectInfo{}, fmt.Errorf("put %s: read content: %w", ns, err)
 	}
 	defer sp.close()
 	if err := ctx.Err(); err != nil {
-		return vfs.Hash{}, 0, fmt.Errorf("put %s: %w", ns, err)
+		return snapshot.ObjectInfo{}, fmt.Errorf("put %s: %w", ns, err)
 	}
-	if opts.Absent {
-		// The caller listed the bucket: no request to check again. An
-		// object there after all is overwritten with the same content.
-	} else if _, err := s.client.StatObject(ctx, s.cfg.Bucket, s.key(ns, sp.hash), minio.StatObjectOptions{}); err == nil {
-		return sp.hash, sp.size, nil
-	} else if !isNotFound(err) {
-		return vfs.Hash{}, 0, s.wrap(ctx, op, ns, sp.hash, err)
+	if !opts.Absent {
+		// With Absent the caller listed the bucket (or found the object
+		// wrong): no request to check again, and an object there after
+		// all is overwritten.
+		tag, ok, err := s.holds(ctx, ns, sp)
+		if err != nil {
+			return snapshot.ObjectInfo{}, s.wrap(ctx, op, ns, sp.hash, err)
+		}
+		if ok {
+			return snapshot.ObjectInfo{Hash: sp.hash, Size: sp.size, ETag: tag}, nil
+		}
 	}
-	_, err = s.client.PutObject(ctx, s.cfg.Bucket, s.key(ns, sp.hash), sp.reader(), sp.size, minio.PutObjectOptions{
+	info, err := s.client.PutObject(ctx, s.cfg.Bucket, s.key(ns, sp.hash), sp.reader(), sp.size, minio.PutObjectOptions{
 		ContentType:      "application/octet-stream",
 		DisableMultipart: sp.size <= 64<<20,
 		PartSize:         16 << 20,
 	})
 	if err != nil {
-		return vfs.Hash{}, 0, s.wrap(ctx, op, ns, sp.hash, err)
+		return snapshot.ObjectInfo{}, s.wrap(ctx, op, ns, sp.hash, err)
 	}
-	return sp.hash, sp.size, nil
+	return snapshot.ObjectInfo{Hash: sp.hash, Size: sp.size, ETag: info.ETag}, nil
+}
+
+// holds reports whether the bucket holds sp's content under its name, and
+// with which ETag: an object there of another size, or whose content read
+// back does not hash to the name, does not count.
+func (s *Store) holds(ctx context.Context, ns snapshot.Namespace, sp *spool) (string, bool, error) {
+	st, err := s.client.StatObject(ctx, s.cfg.Bucket, s.key(ns, sp.hash), minio.StatObjectOptions{})
+	switch {
+	case isNotFound(err):
+		return "", false, nil
+	case err != nil:
+		return "", false, err
+	case st.Size != sp.size:
+		return "", false, nil
+	}
+	b, err := s.OpenCapped(ctx, ns, sp.hash, sp.size)
+	switch {
+	case err == nil:
+		defer b.Close()
+		var tag string
+		if t, ok := b.(snapshot.ETagger); ok {
+			tag = t.ETag()
+		}
+		return tag, true, nil
+	case errors.Is(err, vfs.ErrNotFound), errors.Is(err, snapshot.ErrCorruptObject), errors.Is(err, vfs.ErrTooLarge):
+		return "", false, nil
+	default:
+		return "", false, err
+	}
 }
 
 // Open downloads an object whole, verifies it against its hash and returns
@@ -418,7 +463,8 @@ func (s *Store) Open(ctx context.Context, ns snapshot.Namespace, h vfs.Hash) (vf
 
 // OpenCapped is Open, refusing an object larger than max bytes (max >= 0)
 // with an error matching vfs.ErrTooLarge once max+1 bytes of it are read
-// (see snapshot.CappedOpener): nothing over max reaches the disk.
+// (see snapshot.CappedOpener): nothing over max reaches the disk. The blob
+// returned knows the ETag it was read with (snapshot.ETagger).
 func (s *Store) OpenCapped(ctx context.Context, ns snapshot.Namespace, h vfs.Hash, max int64) (vfs.Blob, error) {
 	const op = "open"
 	if err := s.check(ctx, op, ns); err != nil {
@@ -449,10 +495,15 @@ func (s *Store) OpenCapped(ctx context.Context, ns snapshot.Namespace, h vfs.Has
 		sp.close()
 		return nil, fmt.Errorf("open %s %s in %s: %w (content hashes to %s)", ns, h, s.cfg, snapshot.ErrCorruptObject, sp.hash)
 	}
-	if sp.file != nil {
-		return fileBlob{f: sp.file, size: sp.size}, nil
+	// The response's headers, read with the body: no request more.
+	var tag string
+	if info, err := obj.Stat(); err == nil {
+		tag = info.ETag
 	}
-	return memBlob{bytes.NewReader(sp.mem)}, nil
+	if sp.file != nil {
+		return taggedBlob{fileBlob{f: sp.file, size: sp.size}, tag}, nil
+	}
+	return taggedBlob{memBlob{bytes.NewReader(sp.mem)}, tag}, nil
 }
 
 // Stat returns an object's size, or an error matching vfs.ErrNotFound.
@@ -507,7 +558,7 @@ func (s *Store) ListInfo(ctx context.Context, ns snapshot.Namespace, fn func(sna
 		if err != nil {
 			continue
 		}
-		if err := fn(snapshot.ObjectInfo{Hash: h, Size: obj.Size, Modified: obj.LastModified}); err != nil {
+		if err := fn(snapshot.ObjectInfo{Hash: h, Size: obj.Size, Modified: obj.LastModified, ETag: obj.ETag}); err != nil {
 			return err
 		}
 	}
@@ -559,8 +610,10 @@ func (s *Store) Touch(ctx context.Context, ns snapshot.Namespace, h vfs.Hash) er
 }
 
 var (
-	_ snapshot.InfoLister = (*Store)(nil)
-	_ snapshot.Toucher    = (*Store)(nil)
+	_ snapshot.InfoLister   = (*Store)(nil)
+	_ snapshot.Toucher      = (*Store)(nil)
+	_ snapshot.InfoPutter   = (*Store)(nil)
+	_ snapshot.CappedOpener = (*Store)(nil)
 )
 
 // Sync does nothing but check the store is open: every Put is durable
@@ -578,6 +631,15 @@ func (s *Store) Close() error {
 	s.closed.Store(true)
 	return nil
 }
+
+// taggedBlob is a verified object and the ETag it was read with.
+type taggedBlob struct {
+	vfs.Blob
+	etag string
+}
+
+// ETag returns the ETag the object was read with; see snapshot.ETagger.
+func (b taggedBlob) ETag() string { return b.etag }
 
 // memBlob reads a verified object held in memory.
 type memBlob struct{ r *bytes.Reader }
