@@ -11,9 +11,20 @@ type PushReport struct {
 	UploadedBytes int64  `json:"uploaded_bytes"`
 	// UploadedManifests is how many directory manifests the uploaded
 	// records hold (a record packs the manifests its snapshot first wrote).
-	UploadedManifests int     `json:"uploaded_manifests"`
-	Present           int     `json:"present"` // objects the remote had already
-	DurationMs        float64 `json:"duration_ms"`
+	UploadedManifests int `json:"uploaded_manifests"`
+	Present           int `json:"present"` // objects the remote had already
+	// Verified counts objects the remote had, not known good here (another
+	// daemon stored them), that the push read back and found right;
+	// Repaired, those it found wrong (another party wrote something else
+	// under the name) and overwrote; Rewritten, those over 8 MiB it
+	// overwrote unread; Unrepaired, blobs of the wrong size this daemon
+	// cannot repair, not having them (the daemon that has them does, by
+	// pushing again).
+	Verified   int     `json:"verified"`
+	Repaired   int     `json:"repaired"`
+	Rewritten  int     `json:"rewritten"`
+	Unrepaired int     `json:"unrepaired"`
+	DurationMs float64 `json:"duration_ms"`
 }
 
 // RemoteStatus answers GET /v1/remote: the daemon's remote, its pushes and
@@ -36,12 +47,22 @@ type RemoteStatus struct {
 // RemoteGCReport answers POST /v1/remote/gc: what a garbage collection of
 // the shared remote did.
 type RemoteGCReport struct {
-	Snapshots    int     `json:"snapshots"` // snapshot records in the remote (never deleted by GC)
-	Marked       int     `json:"marked"`    // blobs they reference
-	Scanned      int     `json:"scanned"`   // blobs in the remote
-	Deleted      int     `json:"deleted"`
-	DeletedBytes int64   `json:"deleted_bytes"`
-	Young        int     `json:"young"` // unreferenced but within the grace period: kept
+	Snapshots    int   `json:"snapshots"` // snapshot records in the remote (never deleted by GC)
+	Marked       int   `json:"marked"`    // blobs they reference
+	Scanned      int   `json:"scanned"`   // blobs in the remote
+	Deleted      int   `json:"deleted"`
+	DeletedBytes int64 `json:"deleted_bytes"`
+	Young        int   `json:"young"` // unreferenced but within the grace period: kept
+	Packs        int   `json:"packs"` // manifest packs in the remote
+	// Skipped counts objects under the records' prefix the collection
+	// could not use (another party's, corrupt, too large) and manifests
+	// that do not match their hash; SkippedWhy tells the first ten.
+	Skipped    int      `json:"skipped"`
+	SkippedWhy []string `json:"skipped_why,omitempty"`
+	// DeleteFailed counts unreferenced blobs the remote refused to delete
+	// (an object lock, a deny policy); DeleteError is the first refusal.
+	DeleteFailed int     `json:"delete_failed"`
+	DeleteError  string  `json:"delete_error,omitempty"`
 	GraceS       float64 `json:"grace_s"`
 	DurationMs   float64 `json:"duration_ms"`
 }

@@ -102,6 +102,12 @@ type Config struct {
 	// RemoteGrace is the remote garbage collection's grace period;
 	// snapshot.DefaultRemoteGrace when zero.
 	RemoteGrace time.Duration
+	// RemoteGCMaxEntries and RemoteGCMaxSpoolBytes bound what remote
+	// garbage collection holds (hashes in memory, manifests spooled to a
+	// temporary file); past either it deletes nothing and says so. The
+	// snapshot package's defaults when zero.
+	RemoteGCMaxEntries    int
+	RemoteGCMaxSpoolBytes int64
 }
 
 // privatePaths are the host paths no session may stage or write: the data

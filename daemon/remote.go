@@ -35,10 +35,12 @@ func (d *Daemon) linkRemote(ctx context.Context) error {
 	}
 	d.remoteURL = cfg.String()
 	return d.repo.SetRemote(remote, snapshot.RemoteOptions{
-		CacheBytes: d.cfg.RemoteCacheBytes,
-		Grace:      d.cfg.RemoteGrace,
-		StateDir:   filepath.Join(d.cfg.DataDir, "remote"),
-		Logger:     d.log,
+		CacheBytes:      d.cfg.RemoteCacheBytes,
+		Grace:           d.cfg.RemoteGrace,
+		GCMaxEntries:    d.cfg.RemoteGCMaxEntries,
+		GCMaxSpoolBytes: d.cfg.RemoteGCMaxSpoolBytes,
+		StateDir:        filepath.Join(d.cfg.DataDir, "remote"),
+		Logger:          d.log,
 	})
 }
 
@@ -118,8 +120,9 @@ func (d *Daemon) handlePush(w http.ResponseWriter, r *http.Request) error {
 func apiPushReport(rep snapshot.PushReport) *api.PushReport {
 	return &api.PushReport{Snapshot: rep.Snapshot, Blobs: rep.Blobs, Records: rep.Records,
 		Uploaded: rep.Uploaded, UploadedBlobs: rep.UploadedBlobs, UploadedBytes: rep.UploadedBytes,
-		UploadedManifests: rep.UploadedManifests,
-		Present:           rep.Present, DurationMs: float64(rep.Duration.Microseconds()) / 1000}
+		UploadedManifests: rep.UploadedManifests, Present: rep.Present,
+		Verified: rep.Verified, Repaired: rep.Repaired, Rewritten: rep.Rewritten, Unrepaired: rep.Unrepaired,
+		DurationMs: float64(rep.Duration.Microseconds()) / 1000}
 }
 
 func (d *Daemon) handleRemoteStatus(w http.ResponseWriter, r *http.Request) error {
@@ -148,12 +151,16 @@ func (d *Daemon) handleRemoteGC(w http.ResponseWriter, r *http.Request) error {
 	if errors.Is(err, vfs.ErrInvalid) {
 		return apiErr(api.CodeInvalidInput, "%v", err)
 	}
+	if errors.Is(err, snapshot.ErrRemoteGCRefused) {
+		return apiErr(api.CodeConflict, "%v (vfsd serve --remote-gc-max-entries, --remote-gc-max-spool raise the bounds)", err)
+	}
 	if err != nil {
 		return apiErr(api.CodeUnavailable, "remote garbage collection: %v; nothing was deleted past what the report of a rerun shows", err)
 	}
 	writeJSON(w, http.StatusOK, api.RemoteGCReport{Snapshots: rep.Snapshots, Marked: rep.Marked, Scanned: rep.Scanned,
-		Deleted: rep.Deleted, DeletedBytes: rep.DeletedBytes, Young: rep.Young, GraceS: rep.Grace.Seconds(),
-		DurationMs: float64(rep.Duration.Microseconds()) / 1000})
+		Deleted: rep.Deleted, DeletedBytes: rep.DeletedBytes, Young: rep.Young, Packs: rep.Packs,
+		Skipped: rep.Skipped, SkippedWhy: rep.SkippedWhy, DeleteFailed: rep.DeleteFailed, DeleteError: rep.DeleteError,
+		GraceS: rep.Grace.Seconds(), DurationMs: float64(rep.Duration.Microseconds()) / 1000})
 	return nil
 }
 

@@ -44,6 +44,9 @@ func lookupContract(name string) (contract.Contract, error) {
 // mount has undone: the next call goes through.
 func internalResult(err error) contract.Result {
 	code := toAPIError(err).Code
+	if code == api.CodeInternal {
+		code = "internal"
+	}
 	body, _ := json.Marshal(map[string]string{"status": "error", "error_code": code, "summary_text": err.Error()})
 	return contract.Result{Body: body, Text: err.Error(), Status: code, IsError: true}
 }

@@ -29,7 +29,8 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 		sessionFiles                         int64
 		maxSnapshots, maxLabel               int
 		remote                               string
-		remoteCache                          byteSize
+		remoteCache, remoteGCSpool           byteSize
+		remoteGCEntries                      int
 		remoteGrace                          time.Duration
 	)
 	cmd := &cobra.Command{
@@ -89,6 +90,7 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 				MaxSnapshots: int(noLimit(int64(maxSnapshots))), MaxLabelBytes: maxLabel,
 				MaxBlobBytes: int64(blobBytes),
 				Remote:       remote, RemoteCacheBytes: int64(remoteCache), RemoteGrace: remoteGrace,
+				RemoteGCMaxEntries: remoteGCEntries, RemoteGCMaxSpoolBytes: int64(remoteGCSpool),
 			}
 			if blobBytes <= 0 || maxLabel <= 0 {
 				return usageError{errors.New("--max-blob-bytes and --max-label-bytes must be positive")}
@@ -123,6 +125,8 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 	f.Var(&blobBytes, "max-blob-bytes", "the largest blob POST /v1/blobs takes")
 	f.StringVar(&remote, "remote", "", "share snapshots through this S3-compatible store: s3://BUCKET[/PREFIX][?endpoint=HOST:PORT&region=R&insecure=1&create=1]; credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or ~/.aws/credentials")
 	f.Var(&remoteCache, "remote-cache-bytes", "the most room blobs fetched from --remote take locally, like 8GiB (default 8GiB)")
+	f.IntVar(&remoteGCEntries, "remote-gc-max-entries", 0, "the most hashes remote garbage collection holds in memory, past which it deletes nothing and says so (default 4000000, about 400 MB)")
+	f.Var(&remoteGCSpool, "remote-gc-max-spool", "the most manifest bytes remote garbage collection spools to a temporary file, like 16GiB (default 16GiB)")
 	f.DurationVar(&remoteGrace, "remote-grace", 0, "remote garbage collection keeps unreferenced objects younger than this (default 24h; longer than any push takes)")
 	return cmd
 }
