@@ -269,12 +269,10 @@ func (m *Mount) removeMerged(p vfs.Path, recursive bool) error {
 	return nil
 }
 
-// renameMerged renames (or exchanges) from to to in the merged directory.
-func (m *Mount) renameMerged(from, to vfs.Path, exchange bool) error {
+// between calls f with the merged directories holding from and to, open,
+// and the two names in them.
+func (m *Mount) between(from, to vfs.Path, f func(ffd int, fname string, tfd int, tname string) error) error {
 	ffd, fname, err := m.parentOf(from)
-	if errors.Is(err, unix.ENOENT) {
-		return nil // applied already (the mount's own view)
-	}
 	if err != nil {
 		return err
 	}
@@ -284,21 +282,29 @@ func (m *Mount) renameMerged(from, to vfs.Path, exchange bool) error {
 		return err
 	}
 	defer unix.Close(tfd)
+	return f(ffd, fname, tfd, tname)
+}
+
+// renameMerged renames (or exchanges) from to to in the merged directory.
+func (m *Mount) renameMerged(from, to vfs.Path, exchange bool) error {
 	var flags uint
 	if exchange {
 		flags = unix.RENAME_EXCHANGE
 	}
-	err = unix.Renameat2(ffd, fname, tfd, tname, flags)
-	if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
-		// rename(2) does not replace a non-empty directory; the session
-		// replaced it only if it was empty there: it is not in the merged
-		// view, whose extra entries the session no longer has.
-		if err := beneath.RemoveAll(tfd, tname); err != nil {
-			return err
+	err := m.between(from, to, func(ffd int, fname string, tfd int, tname string) error {
+		err := unix.Renameat2(ffd, fname, tfd, tname, flags)
+		if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
+			// rename(2) does not replace a non-empty directory; the session
+			// replaced it only if it was empty there: it is not in the
+			// merged view, whose extra entries the session no longer has.
+			if err := beneath.RemoveAll(tfd, tname); err != nil {
+				return err
+			}
+			err = unix.Renameat2(ffd, fname, tfd, tname, flags)
 		}
-		err = unix.Renameat2(ffd, fname, tfd, tname, flags)
-	}
-	if err != nil && !errors.Is(err, unix.ENOENT) {
+		return err
+	})
+	if err != nil && !errors.Is(err, unix.ENOENT) { // ENOENT: applied already (the mount's own view)
 		return fmt.Errorf("rename %s to %s in the merged directory: %w", from, to, err)
 	}
 	return nil
@@ -307,17 +313,10 @@ func (m *Mount) renameMerged(from, to vfs.Path, exchange bool) error {
 // linkMerged links to to the node at from in the merged directory (a
 // symlink is linked itself, never followed).
 func (m *Mount) linkMerged(from, to vfs.Path) error {
-	ffd, fname, err := m.parentOf(from)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(ffd)
-	tfd, tname, err := m.parentOf(to)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(tfd)
-	if err := unix.Linkat(ffd, fname, tfd, tname, 0); err != nil && !errors.Is(err, unix.EEXIST) {
+	err := m.between(from, to, func(ffd int, fname string, tfd int, tname string) error {
+		return unix.Linkat(ffd, fname, tfd, tname, 0)
+	})
+	if err != nil && !errors.Is(err, unix.EEXIST) {
 		return fmt.Errorf("link %s to %s in the merged directory: %w", from, to, err)
 	}
 	return nil
