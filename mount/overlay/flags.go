@@ -36,7 +36,7 @@ func (o Options) setMountFlags(dir string) error {
 	} else {
 		attr.Attr_set |= unix.MOUNT_ATTR_NODEV
 	}
-	if err := unix.MountSetattr(unix.AT_FDCWD, dir, 0, &attr); err != nil {
+	if err := unix.MountSetattr(unix.AT_FDCWD, dir, unix.AT_SYMLINK_NOFOLLOW, &attr); err != nil {
 		return fmt.Errorf("overlay mount %s: set nosuid/nodev on the mount taken over: %w", dir, err)
 	}
 	return nil
