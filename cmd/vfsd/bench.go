@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vfsd/vfsd/internal/bench"
+	"github.com/vfsd/vfsd/cmd/vfsd/internal/bench"
 )
 
 func newBenchCmd() *cobra.Command {

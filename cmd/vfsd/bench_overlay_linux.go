@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/vfsd/vfsd/internal/bench"
+	"github.com/vfsd/vfsd/cmd/vfsd/internal/bench"
 	"github.com/vfsd/vfsd/mount/overlay"
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/vfs"

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/vfsd/vfsd/internal/demo"
+	"github.com/vfsd/vfsd/cmd/vfsd/internal/demo"
 )
 
 func newDemoCmd() *cobra.Command {

@@ -1,5 +1,15 @@
 // Command vfsd is the vfsd daemon and its command-line interface: copy-on-
 // write workspaces for AI agents. Run `vfsd help` for the verbs.
+//
+// Each verb lives in the file named for it, its sub-verbs with it: vfsd
+// snapshot push in snapshot.go, vfsd session rewind in session.go, vfsd
+// mount and unmount in mount.go, vfsd apply-patch in applypatch.go. What
+// the verbs share is named for what it holds: client.go (the global
+// flags, reaching the daemon, printing its answers), embedded.go (the
+// daemon a verb runs inside itself when none is running), cliflags.go
+// (deprecated flags, shell completion), policyfile.go, progress.go and
+// term_*.go. The pieces with a job of their own are packages in
+// internal/: bench, demo and sandbox (vfsd run's Linux sandbox).
 package main
 
 import (

@@ -10,23 +10,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
+	"github.com/vfsd/vfsd/cmd/vfsd/internal/sandbox"
 	"github.com/vfsd/vfsd/internal/textdiff"
 )
 
 // Exit statuses of vfsd run for failures of its own, as container
 // runtimes use them; otherwise it exits with the command's status.
 const (
-	exitRunFailed   = 125 // vfsd could not set up or tear down the run
-	exitRunCannot   = 126 // the command could not be run
-	exitRunNotFound = 127 // the command was not found
-	exitRunSignaled = 128 // plus the signal that ended the command
+	exitRunFailed = sandbox.ExitFailed // vfsd could not set up or tear down the run
 )
 
 // runResult is what vfsd run --json prints.
@@ -142,23 +138,23 @@ is dropped).`,
 			if err != nil {
 				return usageError{err}
 			} // What can fail without a daemon fails before anything is staged.
-			spec := sandboxSpec{workDir: dir, noNetwork: rf.noNetwork, argv: args, backend: rf.backend}
-			if spec.kind, spec.bwrap, err = resolveSandbox(rf.sandbox); err != nil {
-				var ue usageError
-				if errors.As(err, &ue) {
-					return err
+			spec := sandbox.Spec{WorkDir: dir, NoNetwork: rf.noNetwork, Argv: args}
+			if spec.Kind, spec.Bwrap, err = sandbox.Resolve(rf.sandbox); err != nil {
+				var ke *sandbox.UnknownKindError
+				if errors.As(err, &ke) {
+					return usageError{err}
 				}
 				return exitStatus{exitRunFailed, err}
 			}
-			spec.userns = spec.kind == sandboxBwrap || userNamespaces()
-			if spec.writable, err = resolveWritable(rf.writable); err != nil {
+			spec.UserNS = spec.Kind == sandbox.Bwrap || sandbox.UserNamespaces()
+			if spec.Writable, err = sandbox.ResolveWritable(rf.writable); err != nil {
 				return exitStatus{exitRunFailed, err}
 			}
-			if err := parseEnvFlags(rf.env); err != nil {
+			if err := sandbox.ParseEnvFlags(rf.env); err != nil {
 				return usageError{err}
 			}
-			if err := lookCommand(args[0]); err != nil {
-				return err
+			if err := sandbox.LookCommand(args[0]); err != nil {
+				return sandboxExit(err)
 			}
 			var polReq api.CreateSessionRequest
 			if err := setPolicy(cmd, &polReq, rf.policy, rf.policyFile); err != nil {
@@ -174,7 +170,7 @@ is dropped).`,
 				return exitStatus{exitRunFailed, err}
 			}
 			if rf.session != "" {
-				if c, embedded, spec.workDir, err = existingSession(cmd, c, embedded, rf.session, dir, dirGiven(cmd)); err != nil {
+				if c, embedded, spec.WorkDir, err = existingSession(cmd, c, embedded, rf.session, dir, dirGiven(cmd)); err != nil {
 					return err
 				}
 			}
@@ -202,7 +198,7 @@ is dropped).`,
 	f.StringVar(&rf.policy, "policy", "", "the session's policy preset (default, weakincentives, x07, aos)")
 	f.StringVar(&rf.policyFile, "policy-file", "", policyFileUsage)
 	f.StringVar(&rf.ttl, "ttl", "24h", `how long the session is kept for vfsd apply ("never": until closed)`)
-	f.StringVar(&rf.sandbox, "sandbox", sandboxAuto, "auto, bwrap or namespace")
+	f.StringVar(&rf.sandbox, "sandbox", sandbox.Auto, "auto, bwrap or namespace")
 	f.StringArrayVar(&rf.writable, "rw", nil, "an existing host path the command may write (repeatable)")
 	f.BoolVar(&rf.noNetwork, "no-network", false, "run without network")
 	f.StringArrayVar(&rf.env, "env", nil, "pass NAME from this environment, or set NAME=VALUE, in the command's (repeatable; no VFSD_*)")
@@ -217,10 +213,10 @@ is dropped).`,
 // runInSession stages the folder, runs the spec's command on its mounted
 // session and reports the changes. Its error is an exitStatus carrying the
 // status.
-func runInSession(cmd *cobra.Command, c *client.Client, g *globalFlags, rf *runFlags, spec sandboxSpec, embedded *embeddedDaemon) error {
+func runInSession(cmd *cobra.Command, c *client.Client, g *globalFlags, rf *runFlags, spec sandbox.Spec, embedded *embeddedDaemon) error {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
-	dir, argv := spec.workDir, spec.argv
+	dir, argv := spec.WorkDir, spec.Argv
 	// The daemon tells its admin which host paths are its own.
 	health, err := c.Health(ctx)
 	if err != nil {
@@ -262,12 +258,12 @@ func runInSession(cmd *cobra.Command, c *client.Client, g *globalFlags, rf *runF
 	// Whatever happens to the command or to vfsd's context (an interrupt
 	// reaches the command too), the mount is taken down and the diff shown.
 	after := context.WithoutCancel(ctx)
-	spec.env = sandboxEnv(os.Environ(), rf.env, id, spec.writable)
+	spec.Env = sandbox.Env(os.Environ(), rf.env, id, spec.Writable)
 	cmdOut := cmd.OutOrStdout()
 	if rf.asJSON {
 		cmdOut = stderr // stdout is the report's alone
 	}
-	status, ran, runErr := runMounted(ctx, c, id, spec, daemonMasks(health, g, embedded), cmd.InOrStdin(), cmdOut, stderr)
+	status, ran, runErr := runMounted(ctx, c, id, rf.backend, spec, daemonMasks(health, g, embedded), cmd.InOrStdin(), cmdOut, stderr)
 	if runErr != nil {
 		if !ran && before != "" {
 			// The command never ran: the snapshot taken for it is of no use.
@@ -359,18 +355,18 @@ func applyRun(ctx context.Context, c *client.Client, id, dir string, drop bool) 
 	return r, nil
 }
 
-// runMounted mounts session id at a fresh directory, runs the sandboxed
-// command on it and unmounts it. It returns the command's exit status, or
-// an error with the status to exit with when the run failed; ran says
-// whether the command started at all.
-func runMounted(ctx context.Context, c *client.Client, id string, spec sandboxSpec, daemonPaths []string, stdin io.Reader, stdout, stderr io.Writer) (status int, ran bool, err error) {
+// runMounted mounts session id at a fresh directory (with the mount
+// backend asked for), runs the sandboxed command on it and unmounts it. It
+// returns the command's exit status, or an error with the status to exit
+// with when the run failed; ran says whether the command started at all.
+func runMounted(ctx context.Context, c *client.Client, id, backend string, spec sandbox.Spec, daemonPaths []string, stdin io.Reader, stdout, stderr io.Writer) (status int, ran bool, err error) {
 	mp, err := runMountPoint()
 	if err != nil {
 		return exitRunFailed, false, err
 	}
 	defer os.Remove(filepath.Dir(mp))
 	defer os.Remove(mp)
-	if _, err := c.Mount(ctx, id, api.MountRequest{Dir: mp, Backend: spec.backend}); err != nil {
+	if _, err := c.Mount(ctx, id, api.MountRequest{Dir: mp, Backend: backend}); err != nil {
 		return exitRunFailed, false, fmt.Errorf("mount session %s at %s: %w", id, mp, err)
 	}
 	defer func() {
@@ -378,55 +374,68 @@ func runMounted(ctx context.Context, c *client.Client, id string, spec sandboxSp
 			fmt.Fprintf(stderr, "vfsd: unmount %s: %v; run vfsd unmount %s\n", mp, err, mp)
 		}
 	}()
-	spec.mountpoint = mp
-	sessionMounts, fuse := fuseMounts(mp)
-	if err := spec.setMasks(daemonPaths, sessionMounts, hostSockets(), fuse); err != nil {
+	spec.Mountpoint = mp
+	sessionMounts, fuse := sandbox.FuseMounts(mp)
+	if err := spec.SetMasks(daemonPaths, sessionMounts, sandbox.HostSockets(), fuse); err != nil {
 		return exitRunFailed, false, err
 	}
-	proc, err := spec.command(ctx)
+	proc, err := spec.Command(ctx, stdin, stdout, stderr)
 	if err != nil {
 		return exitRunFailed, false, err
 	}
-	defer proc.close()
-	proc.Stdin, proc.Stdout, proc.Stderr = stdin, stdout, stderr
-	fmt.Fprintf(stderr, "vfsd: %s\n", spec.describe())
-	if err := proc.start(); err != nil {
-		return exitRunFailed, false, fmt.Errorf("start the %s sandbox: %w", spec.kind, err)
+	defer proc.Close()
+	fmt.Fprintf(stderr, "vfsd: %s\n", spec.Describe())
+	if err := proc.Start(); err != nil {
+		return exitRunFailed, false, fmt.Errorf("start the %s sandbox: %w", spec.Kind, err)
 	}
-	type result struct {
-		code int
-		seen bool
-	}
-	statusCh, startedCh := make(chan result, 1), make(chan bool, 1)
-	go func() {
-		var r result
-		r.code, r.seen = runStatus(proc.status)
-		statusCh <- r
-	}()
-	go func() { startedCh <- hasStarted(proc.started) }()
-	_ = proc.Wait()
-	st := proc.ProcessState
-	var r result
-	ran = false
-	select { // the pipes end with the sandbox, unless something it left holds them
-	case r = <-statusCh:
-	case <-time.After(5 * time.Second):
-	}
-	select {
-	case ran = <-startedCh:
-	case <-time.After(time.Second):
-	}
-	switch {
-	case ctx.Err() != nil && !signaled(st):
-		// Stopped on vfsd's interrupt: a sandbox may exit 0 then.
+	status, ran, err = proc.Wait(ctx)
+	if errors.Is(err, sandbox.ErrInterrupted) {
 		fmt.Fprintln(stderr, "vfsd: interrupted; the command was stopped")
-		return exitRunSignaled + int(syscall.SIGTERM), true, nil
-	case !ran:
-		return exitRunFailed, false, fmt.Errorf("the %s sandbox failed before the command ran (%s; its message is above)", spec.kind, st)
-	case r.seen:
-		return r.code, true, nil
+		return status, true, nil
 	}
-	return exitStatusOf(st), true, nil
+	return status, ran, err
+}
+
+// daemonMasks are the daemon's own paths the command must not reach: what
+// the daemon reports to its admin, else (an older daemon) the defaults,
+// and the socket and data directory this vfsd used.
+func daemonMasks(h *api.Health, g *globalFlags, embedded *embeddedDaemon) []string {
+	var ps []string
+	if h != nil && h.Private != nil {
+		ps = append(ps, h.Private.DataDir, h.Private.Socket, h.Private.TokenFile)
+		ps = append(ps, h.Private.Other...)
+	}
+	if embedded != nil {
+		ps = append(ps, embedded.dataDir, embedded.sockDir)
+	}
+	if value(g.addr, envAddr) == "" {
+		ps = append(ps, g.socketPath())
+	}
+	ps = append(ps, defaultDataDir())
+	return ps
+}
+
+// sandboxExit turns the sandbox's *sandbox.ExitError into the exitStatus
+// vfsd ends with; other errors it returns as they are.
+func sandboxExit(err error) error {
+	var ee *sandbox.ExitError
+	if errors.As(err, &ee) {
+		return exitStatus{ee.Code, ee.Err}
+	}
+	return err
+}
+
+// newNamespaceChildCmd is the namespace sandbox's hidden verb: the
+// sandbox runs vfsd again with it to set itself up and run the command.
+func newNamespaceChildCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    sandbox.ChildVerb + " SPEC -- CMD...",
+		Hidden: true,
+		Args:   usageArgs(cobra.MinimumNArgs(2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return sandboxExit(sandbox.RunChild(args[0], args[1:]))
+		},
+	}
 }
 
 // runMountPoint makes the directory vfsd run mounts the session at:
@@ -452,21 +461,6 @@ func runMountPoint() (string, error) {
 		return "", fmt.Errorf("create a mount point: %w", err)
 	}
 	return mp, nil
-}
-
-// exitStatusOf is the status a shell would report for a finished process:
-// its exit code, or 128+N when signal N ended it.
-func exitStatusOf(st *os.ProcessState) int {
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return exitRunSignaled + int(ws.Signal())
-	}
-	return st.ExitCode()
-}
-
-// signaled reports whether a signal ended the process.
-func signaled(st *os.ProcessState) bool {
-	ws, ok := st.Sys().(syscall.WaitStatus)
-	return ok && ws.Signaled()
 }
 
 // runDir is the folder vfsd run stages: dir, else the working directory,

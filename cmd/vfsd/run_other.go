@@ -7,6 +7,8 @@ import (
 	"runtime"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vfsd/vfsd/cmd/vfsd/internal/sandbox"
 )
 
 // newRunCmd is `vfsd run` where it cannot run: it needs a FUSE mount and a
@@ -28,7 +30,7 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 // has no sandbox to set up here.
 func newNamespaceChildCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:    "__run-namespace-child",
+		Use:    sandbox.ChildVerb,
 		Hidden: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return fmt.Errorf("the namespace sandbox needs Linux")

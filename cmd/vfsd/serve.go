@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -193,12 +192,4 @@ func parseByteSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a size: use bytes, or a number with K, M, G or T (like 16GiB)", s)
 	}
 	return v * mult, nil
-}
-
-// version is the main module's version, or "devel".
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
 }

@@ -91,3 +91,11 @@ the flags name (--socket, --addr) when one answers; no daemon is started.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the versions as JSON")
 	return cmd
 }
+
+// version is the main module's version, or "devel".
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}

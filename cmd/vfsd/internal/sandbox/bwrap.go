@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package sandbox
 
 import (
 	"os"
@@ -16,9 +16,9 @@ import (
 // writes its status to statusFD; a shell tells startedFD that the sandbox
 // is up and runs the command (127 when it is not found, 126 when it
 // cannot run).
-func (s sandboxSpec) bwrapArgs() []string {
+func (s Spec) bwrapArgs() []string {
 	args := []string{"--unshare-all", "--unshare-user"}
-	if !s.noNetwork {
+	if !s.NoNetwork {
 		args = append(args, "--share-net")
 	}
 	args = append(args, "--cap-drop", "ALL", "--new-session", "--die-with-parent",
@@ -31,10 +31,10 @@ func (s sandboxSpec) bwrapArgs() []string {
 		args = append(args, "--ro-bind-try", p, p)
 	}
 	args = append(args, "--tmpfs", "/tmp")
-	for _, w := range s.writable {
+	for _, w := range s.Writable {
 		args = append(args, "--bind", w, w)
 	}
-	args = append(args, "--bind", s.mountpoint, s.workDir)
+	args = append(args, "--bind", s.Mountpoint, s.WorkDir)
 	for _, m := range outermost(s.masks) {
 		if fi, err := os.Stat(m); err == nil && fi.IsDir() {
 			args = append(args, "--tmpfs", m, "--remount-ro", m)
@@ -42,9 +42,9 @@ func (s sandboxSpec) bwrapArgs() []string {
 			args = append(args, "--ro-bind", "/dev/null", m)
 		}
 	}
-	args = append(args, "--chdir", s.workDir, "--setenv", "PWD", s.workDir, "--",
+	args = append(args, "--chdir", s.WorkDir, "--setenv", "PWD", s.WorkDir, "--",
 		"/bin/sh", "-c", `printf x >&`+strconv.Itoa(startedFD)+` && exec `+strconv.Itoa(startedFD)+`>&- && exec "$@"`, "vfsd-run")
-	return append(args, s.argv...)
+	return append(args, s.Argv...)
 }
 
 // outermost drops the masks inside a masked directory.

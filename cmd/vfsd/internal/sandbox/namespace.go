@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package sandbox
 
 import (
 	"context"
@@ -16,12 +16,11 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 )
 
 // The namespace sandbox is vfsd's own, for when bubblewrap is missing:
-// vfsd runs itself (the hidden verb nsChildVerb) in new mount, PID, IPC,
+// vfsd runs itself (the hidden verb ChildVerb) in new mount, PID, IPC,
 // UTS and cgroup namespaces (and network with --no-network), in a new
 // session and dying with vfsd. There, as the PID namespace's init, it
 // builds the same view bubblewrap does — the host read-only, nosuid and
@@ -29,11 +28,8 @@ import (
 // knobs read-only; the --rw paths and the session writable, nosuid and
 // nodev; the masks hidden — drops every capability for good, and runs the command.
 
-// nsChildVerb is the hidden verb of the namespace sandbox.
-const nsChildVerb = "__run-namespace-child"
-
 // nsSpec is what the namespace sandbox's init is told (as JSON, its first
-// argument).
+// argument after ChildVerb).
 type nsSpec struct {
 	Mountpoint string   `json:"mountpoint"`
 	WorkDir    string   `json:"work_dir"`
@@ -43,22 +39,22 @@ type nsSpec struct {
 }
 
 // namespaceCommand returns the process of the namespace sandbox.
-func (s sandboxSpec) namespaceCommand(ctx context.Context) (*exec.Cmd, error) {
+func (s Spec) namespaceCommand(ctx context.Context) (*exec.Cmd, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find vfsd's own binary for the namespace sandbox: %w", err)
 	}
-	spec, err := json.Marshal(nsSpec{Mountpoint: s.mountpoint, WorkDir: s.workDir, Writable: s.writable, Masks: s.masks, NoNetwork: s.noNetwork})
+	spec, err := json.Marshal(nsSpec{Mountpoint: s.Mountpoint, WorkDir: s.WorkDir, Writable: s.Writable, Masks: s.masks, NoNetwork: s.NoNetwork})
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, self, append([]string{nsChildVerb, string(spec), "--"}, s.argv...)...)
+	cmd := exec.CommandContext(ctx, self, append([]string{ChildVerb, string(spec), "--"}, s.Argv...)...)
 	flags := uintptr(unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP)
-	if s.noNetwork {
+	if s.NoNetwork {
 		flags |= unix.CLONE_NEWNET
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: flags, Setsid: true, Pdeathsig: syscall.SIGKILL}
-	if s.userns {
+	if s.UserNS {
 		// In a user namespace of its own (root mapped to root), whatever
 		// the sandbox's init keeps reaches no namespace it did not create.
 		cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWUSER
@@ -68,9 +64,9 @@ func (s sandboxSpec) namespaceCommand(ctx context.Context) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-// userNamespaces reports whether this process can create a user namespace
+// UserNamespaces reports whether this process can create a user namespace
 // (some kernels and containers forbid it): it tries, with /bin/true.
-func userNamespaces() bool {
+func UserNamespaces() bool {
 	b, err := os.ReadFile("/proc/sys/user/max_user_namespaces")
 	if n, _ := strconv.Atoi(strings.TrimSpace(string(b))); err != nil || n == 0 {
 		return false
@@ -82,19 +78,17 @@ func userNamespaces() bool {
 	return cmd.Run() == nil
 }
 
-func newNamespaceChildCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    nsChildVerb + " SPEC -- CMD...",
-		Hidden: true,
-		Args:   usageArgs(cobra.MinimumNArgs(2)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var spec nsSpec
-			if err := json.Unmarshal([]byte(args[0]), &spec); err != nil {
-				return exitStatus{exitRunFailed, fmt.Errorf("namespace sandbox: bad spec: %w", err)}
-			}
-			return nsInit(spec, args[1:])
-		},
+// RunChild is the namespace sandbox's init, run as `vfsd ChildVerb SPEC
+// -- CMD [ARG]...`: spec is SPEC, argv CMD and its arguments. It sets the
+// sandbox up, runs the command and waits for it; it always returns an
+// *ExitError with the status to exit with, the command's own when it ran
+// (its Err nil then), and the program must exit with that status at once.
+func RunChild(spec string, argv []string) error {
+	var s nsSpec
+	if err := json.Unmarshal([]byte(spec), &s); err != nil {
+		return &ExitError{ExitFailed, fmt.Errorf("namespace sandbox: bad spec: %w", err)}
 	}
+	return nsInit(s, argv)
 }
 
 // nsInit sets the sandbox up and runs argv in it as the PID namespace's
@@ -111,27 +105,27 @@ func nsInit(spec nsSpec, argv []string) error {
 	// from this thread, which keeps them.
 	runtime.LockOSThread()
 	if err := buildView(spec); err != nil {
-		return exitStatus{exitRunFailed, fmt.Errorf("namespace sandbox: %w", err)}
+		return &ExitError{ExitFailed, fmt.Errorf("namespace sandbox: %w", err)}
 	}
 	if err := os.Chdir(spec.WorkDir); err != nil {
-		return exitStatus{exitRunFailed, fmt.Errorf("namespace sandbox: enter %s: %w", spec.WorkDir, err)}
+		return &ExitError{ExitFailed, fmt.Errorf("namespace sandbox: enter %s: %w", spec.WorkDir, err)}
 	}
 	os.Setenv("PWD", spec.WorkDir)
 	path, err := exec.LookPath(argv[0])
 	if err != nil && !errors.Is(err, exec.ErrDot) {
-		code := exitRunNotFound
+		code := ExitNotFound
 		if !errors.Is(err, exec.ErrNotFound) && !errors.Is(err, os.ErrNotExist) {
-			code = exitRunCannot
+			code = ExitCannot
 		}
 		started.Write([]byte("x")) // the sandbox is up; the command is what failed
 		writeStatus(status, "exit-code", code)
-		return exitStatus{code, fmt.Errorf("%s: %w", argv[0], err)}
+		return &ExitError{code, fmt.Errorf("%s: %w", argv[0], err)}
 	}
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(spec.WorkDir, path)
 	}
 	if err := dropPrivileges(); err != nil {
-		return exitStatus{exitRunFailed, fmt.Errorf("namespace sandbox: drop privileges: %w", err)}
+		return &ExitError{ExitFailed, fmt.Errorf("namespace sandbox: drop privileges: %w", err)}
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Env: os.Environ(), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
@@ -141,8 +135,8 @@ func nsInit(spec nsSpec, argv []string) error {
 	started.Write([]byte("x"))
 	started.Close()
 	if err := cmd.Start(); err != nil {
-		writeStatus(status, "exit-code", exitRunCannot)
-		return exitStatus{exitRunCannot, fmt.Errorf("run %s: %w", argv[0], err)}
+		writeStatus(status, "exit-code", ExitCannot)
+		return &ExitError{ExitCannot, fmt.Errorf("run %s: %w", argv[0], err)}
 	}
 	writeStatus(status, "child-pid", cmd.Process.Pid)
 	go func() {
@@ -153,7 +147,7 @@ func nsInit(spec nsSpec, argv []string) error {
 	_ = cmd.Wait()
 	code := exitStatusOf(cmd.ProcessState)
 	writeStatus(status, "exit-code", code)
-	return exitStatus{code: code}
+	return &ExitError{Code: code}
 }
 
 // writeStatus writes one object of the status protocol.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package sandbox
 
 import (
 	"os"
@@ -31,20 +31,20 @@ func TestSandboxEnv(t *testing.T) {
 		{"relative TMPDIR goes to /tmp", []string{"TMPDIR=t"}, nil, []string{"/"}, []string{"VFSD_SESSION=s1", "TMPDIR=/tmp"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, sandboxEnv(tc.env, tc.extra, "s1", tc.writable))
+			require.Equal(t, tc.want, Env(tc.env, tc.extra, "s1", tc.writable))
 		})
 	}
 }
 
 func TestParseEnvFlags(t *testing.T) {
-	require.NoError(t, parseEnvFlags([]string{"FOO", "BAR=1", "_X=a=b", "EMPTY="}))
+	require.NoError(t, ParseEnvFlags([]string{"FOO", "BAR=1", "_X=a=b", "EMPTY="}))
 	for _, bad := range []string{"VFSD_TOKEN", "VFSD_SESSION=x", "", "=v", "1X", "A-B", "A B=c"} {
-		require.Error(t, parseEnvFlags([]string{bad}), bad)
+		require.Error(t, ParseEnvFlags([]string{bad}), bad)
 	}
 }
 
 func TestSandboxHostView(t *testing.T) {
-	s := sandboxSpec{workDir: "/home/u/proj", writable: []string{"/tmp/out", "/home/u/proj/cache"}}
+	s := Spec{WorkDir: "/home/u/proj", Writable: []string{"/tmp/out", "/home/u/proj/cache"}}
 	for p, want := range map[string]bool{
 		"/home/u/.local/state/vfsd": true,  // the host, read-only
 		"/run/user/0/vfsd.sock":     true,  // the host
@@ -93,19 +93,19 @@ func TestSetMasks(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(sock, nil, 0o600))
 	// A --rw path inside the data dir cannot be granted.
-	s := sandboxSpec{workDir: proj, writable: []string{data + "/inner"}}
-	require.ErrorContains(t, s.setMasks([]string{data}, nil, nil, nil), "keeps to itself")
+	s := Spec{WorkDir: proj, Writable: []string{data + "/inner"}}
+	require.ErrorContains(t, s.SetMasks([]string{data}, nil, nil, nil), "keeps to itself")
 	// A socket inside a --rw path is granted; the data dir is hidden; a
 	// missing path is left alone. (dir is under /tmp, the private /tmp:
 	// with dir itself writable, its contents show from the host.)
-	s = sandboxSpec{workDir: proj, writable: []string{dir}}
-	require.NoError(t, s.setMasks([]string{data, dir + "/missing"}, nil, []string{sock}, nil))
+	s = Spec{WorkDir: proj, Writable: []string{dir}}
+	require.NoError(t, s.SetMasks([]string{data, dir + "/missing"}, nil, []string{sock}, nil))
 	require.Equal(t, []string{data}, s.masks)
 	// Another session's mount is hidden as mountinfo names it; what lies
 	// beneath any FUSE mount is never looked at (a hung FUSE server would
 	// hang vfsd run): here a path that, if stat'ed, would exist.
 	other := dir + "/other-session"
-	s = sandboxSpec{workDir: proj, writable: []string{dir}}
-	require.NoError(t, s.setMasks(nil, []string{other}, []string{sock}, []string{dir}))
+	s = Spec{WorkDir: proj, Writable: []string{dir}}
+	require.NoError(t, s.SetMasks(nil, []string{other}, []string{sock}, []string{dir}))
 	require.Equal(t, []string{other}, s.masks)
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package main
+package sandbox
 
 import (
 	"bufio"
@@ -16,15 +16,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/vfsd/vfsd/api"
 )
 
-// Sandbox kinds for vfsd run.
+// Sandbox kinds, as vfsd run's --sandbox names them.
 const (
-	sandboxAuto      = "auto"      // bwrap when installed, else namespace
-	sandboxBwrap     = "bwrap"     // bubblewrap
-	sandboxNamespace = "namespace" // vfsd's own namespaces (root only)
+	Auto      = "auto"      // bwrap when installed, else namespace
+	Bwrap     = "bwrap"     // bubblewrap
+	Namespace = "namespace" // vfsd's own namespaces (root only)
 )
 
 // The guarantees both sandboxes give, said once for --help and the report:
@@ -32,75 +30,105 @@ const (
 // /dev and /proc, no capabilities, a new session (no controlling
 // terminal), the daemon's files hidden, no network with --no-network.
 
-// sandboxSpec is what runs in a sandbox: argv in workDir, where the session
-// (mounted at mountpoint on the host) appears.
-type sandboxSpec struct {
-	kind       string   // sandboxBwrap or sandboxNamespace, resolved
-	userns     bool     // in a user namespace (root mapped to root)
-	bwrap      string   // bubblewrap's path
-	mountpoint string   // the session's FUSE mount on the host
-	backend    string   // the mount backend asked for: fuse, overlay or auto
-	workDir    string   // where the command sees it: the staged folder's own path
-	writable   []string // host paths the command may write: absolute, resolved, existing
-	noNetwork  bool     // no network
-	masks      []string // host paths the command must not see (the daemon's files, host sockets)
-	env        []string // the command's environment (sandboxEnv)
-	argv       []string
+// Spec is what runs in a sandbox: Argv in WorkDir, where the session
+// (mounted at Mountpoint on the host) appears.
+type Spec struct {
+	Kind       string   // Bwrap or Namespace, resolved (see Resolve)
+	UserNS     bool     // in a user namespace (root mapped to root)
+	Bwrap      string   // bubblewrap's path (see Resolve)
+	Mountpoint string   // the session's mount on the host
+	WorkDir    string   // where the command sees it: the staged folder's own path
+	Writable   []string // host paths the command may write: absolute, resolved, existing (see ResolveWritable)
+	NoNetwork  bool     // no network
+	Env        []string // the command's environment (see Env)
+	Argv       []string // the command and its arguments
+	masks      []string // host paths the command must not see (the daemon's files, host sockets): SetMasks
 }
 
-// resolveSandbox picks the sandbox kind: bwrap when asked or when auto
-// finds it installed, else the namespace sandbox, which needs root. It
-// fails, saying what to do, when the kind asked for cannot run here.
-func resolveSandbox(kind string) (string, string, error) {
+// UnknownKindError is Resolve's error for a kind other than Auto, Bwrap
+// and Namespace: a mistake on the command line.
+type UnknownKindError struct {
+	Kind string // the kind asked for
+}
+
+// Error says which kinds there are.
+func (e *UnknownKindError) Error() string {
+	return fmt.Sprintf("--sandbox %q: use auto, bwrap or namespace", e.Kind)
+}
+
+// ExitError is a failure that comes with the exit status vfsd run ends
+// with: ExitFailed, ExitCannot or ExitNotFound, or (from RunChild) the
+// command's own.
+type ExitError struct {
+	Code int   // the exit status
+	Err  error // what failed; nil when the status says it all
+}
+
+// Error is Err's message, or the status when Err is nil.
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Resolve picks the sandbox kind and, for Bwrap, bubblewrap's path: Bwrap
+// when asked or when Auto finds it installed, else Namespace, which needs
+// root. It fails, saying what to do, when the kind asked for cannot run
+// here; a kind it does not know is an *UnknownKindError.
+func Resolve(kind string) (resolved, bwrap string, err error) {
 	bwrap, lookErr := exec.LookPath("bwrap")
 	switch kind {
-	case sandboxAuto:
+	case Auto:
 		if lookErr == nil {
-			return sandboxBwrap, bwrap, nil
+			return Bwrap, bwrap, nil
 		}
 		if os.Geteuid() != 0 {
 			return "", "", errors.New("no sandbox can run here: bubblewrap is not installed (apt-get install bubblewrap; dnf install bubblewrap), and vfsd's own namespace sandbox needs root")
 		}
-		return sandboxNamespace, "", nil
-	case sandboxBwrap:
+		return Namespace, "", nil
+	case Bwrap:
 		if lookErr != nil {
 			return "", "", errors.New("--sandbox bwrap: bubblewrap is not installed (apt-get install bubblewrap), or use --sandbox namespace as root")
 		}
-		return sandboxBwrap, bwrap, nil
-	case sandboxNamespace:
+		return Bwrap, bwrap, nil
+	case Namespace:
 		if os.Geteuid() != 0 {
 			return "", "", errors.New("--sandbox namespace needs root; install bubblewrap (apt-get install bubblewrap) and use --sandbox bwrap")
 		}
-		return sandboxNamespace, "", nil
+		return Namespace, "", nil
 	}
-	return "", "", usageError{fmt.Errorf("--sandbox %q: use auto, bwrap or namespace", kind)}
+	return "", "", &UnknownKindError{Kind: kind}
 }
 
-// describe is the line vfsd run prints about the sandbox on stderr.
-func (s sandboxSpec) describe() string {
+// Describe is the line vfsd run prints about the sandbox on stderr.
+func (s Spec) Describe() string {
 	name := "bubblewrap"
-	if s.kind == sandboxNamespace {
+	if s.Kind == Namespace {
 		name = "namespace (vfsd's own)"
 	}
 	net := "network shared"
-	if s.noNetwork {
+	if s.NoNetwork {
 		net = "no network"
 	}
 	rw := "the session"
-	if len(s.writable) > 0 {
-		rw += " and " + strings.Join(s.writable, ", ")
+	if len(s.Writable) > 0 {
+		rw += " and " + strings.Join(s.Writable, ", ")
 	}
 	caps := "no capabilities"
-	if s.userns {
+	if s.UserNS {
 		caps += ", user namespace"
 	}
 	return fmt.Sprintf("sandbox: %s (host read-only but %s; private /tmp, /dev, /proc; %s; %s; %d daemon and host paths hidden)",
 		name, rw, caps, net, len(s.masks))
 }
 
-// resolveWritable makes the --rw paths absolute and resolved, and fails on
+// ResolveWritable makes the --rw paths absolute and resolved, and fails on
 // one that does not exist: a failure of vfsd's, before anything is staged.
-func resolveWritable(paths []string) ([]string, error) {
+func ResolveWritable(paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
@@ -117,19 +145,20 @@ func resolveWritable(paths []string) ([]string, error) {
 	return out, nil
 }
 
-// lookCommand finds argv0 as the sandbox will, on PATH: the host's file
+// LookCommand finds argv0 as the sandbox will, on PATH: the host's file
 // system is the sandbox's. A path with a slash is left to the sandbox (it
-// may be in the session). Not found is 127, not runnable 126.
-func lookCommand(argv0 string) error {
+// may be in the session). Not found is an *ExitError with ExitNotFound
+// (127), not runnable one with ExitCannot (126).
+func LookCommand(argv0 string) error {
 	if strings.Contains(argv0, "/") {
 		return nil
 	}
 	if _, err := exec.LookPath(argv0); err != nil {
-		code := exitRunNotFound
+		code := ExitNotFound
 		if !errors.Is(err, exec.ErrNotFound) && !errors.Is(err, os.ErrNotExist) {
-			code = exitRunCannot
+			code = ExitCannot
 		}
-		return exitStatus{code, fmt.Errorf("%s: command not found on PATH (%v)", argv0, err)}
+		return &ExitError{code, fmt.Errorf("%s: command not found on PATH (%v)", argv0, err)}
 	}
 	return nil
 }
@@ -152,11 +181,11 @@ func safeEnvName(name string) bool {
 	return safeEnv[name] || strings.HasPrefix(name, "LC_")
 }
 
-// parseEnvFlags checks vfsd run's --env values: NAME (pass vfsd's own
+// ParseEnvFlags checks vfsd run's --env values: NAME (pass vfsd's own
 // value, if it has one) or NAME=VALUE. A VFSD_* name is refused: those
 // lead to the daemon, which the command must not reach (VFSD_SESSION is
 // set by vfsd).
-func parseEnvFlags(flags []string) error {
+func ParseEnvFlags(flags []string) error {
 	for _, f := range flags {
 		name, _, _ := strings.Cut(f, "=")
 		if !validEnvName(name) {
@@ -182,12 +211,12 @@ func validEnvName(name string) bool {
 	return true
 }
 
-// sandboxEnv is the command's environment: of env (vfsd's own) only the
-// variables safeEnvName allows, then those --env names (extra, checked by
-// parseEnvFlags: NAME takes env's value when it has one, NAME=VALUE sets
+// Env is the command's environment (Spec.Env): of env (vfsd's own) only
+// the variables safeEnvName allows, then those --env names (extra, checked
+// by ParseEnvFlags: NAME takes env's value when it has one, NAME=VALUE sets
 // it), with VFSD_SESSION, and TMPDIR where the command can write (the
 // TMPDIR asked for when it lies in a --rw path, else /tmp).
-func sandboxEnv(env, extra []string, session string, writable []string) []string {
+func Env(env, extra []string, session string, writable []string) []string {
 	vars := map[string]string{}
 	var order []string
 	set := func(k, v string) {
@@ -248,7 +277,7 @@ func underAny(p string, dirs []string) bool {
 // hostView tells whether the sandbox shows path p from the host (read-only
 // or through a --rw path), as opposed to something of its own (private
 // /tmp, /dev, /proc, the session): only what the host shows needs masking.
-func (s sandboxSpec) hostView(p string) bool {
+func (s Spec) hostView(p string) bool {
 	best, host := "/", true
 	consider := func(dir string, isHost bool) {
 		if within(dir, p) && len(dir) >= len(best) {
@@ -258,37 +287,18 @@ func (s sandboxSpec) hostView(p string) bool {
 	for _, d := range []string{"/tmp", "/dev", "/proc"} {
 		consider(d, false)
 	}
-	for _, w := range s.writable {
+	for _, w := range s.Writable {
 		consider(w, true)
 	}
-	consider(s.workDir, false)
+	consider(s.WorkDir, false)
 	return host
 }
 
-// daemonMasks are the daemon's own paths the command must not reach: what
-// the daemon reports to its admin, else (an older daemon) the defaults,
-// and the socket and data directory this vfsd used.
-func daemonMasks(h *api.Health, g *globalFlags, embedded *embeddedDaemon) []string {
-	var ps []string
-	if h != nil && h.Private != nil {
-		ps = append(ps, h.Private.DataDir, h.Private.Socket, h.Private.TokenFile)
-		ps = append(ps, h.Private.Other...)
-	}
-	if embedded != nil {
-		ps = append(ps, embedded.dataDir, embedded.sockDir)
-	}
-	if value(g.addr, envAddr) == "" {
-		ps = append(ps, g.socketPath())
-	}
-	ps = append(ps, defaultDataDir())
-	return ps
-}
-
-// hostSockets are the host's bound Unix sockets (from /proc/net/unix): as
+// HostSockets are the host's bound Unix sockets (from /proc/net/unix): as
 // root, the command could connect to any of them (connect needs no
 // writable mount) — the daemon's, systemd's, docker's — so they are
 // masked unless a --rw path grants them.
-func hostSockets() []string {
+func HostSockets() []string {
 	f, err := os.Open("/proc/net/unix")
 	if err != nil {
 		return nil
@@ -306,12 +316,12 @@ func hostSockets() []string {
 	return out
 }
 
-// fuseMounts reads /proc/self/mountinfo: the FUSE mounts of the daemon's
+// FuseMounts reads /proc/self/mountinfo: the FUSE mounts of the daemon's
 // sessions other than mountpoint (the command must not reach other
 // sessions through them), and every FUSE mount point (paths beneath which
 // vfsd must not look: a FUSE server that hangs would hang vfsd with it).
 // Mount points are reported by the kernel resolved, so they need no stat.
-func fuseMounts(mountpoint string) (sessions, all []string) {
+func FuseMounts(mountpoint string) (sessions, all []string) {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil, nil
@@ -357,13 +367,14 @@ func unescapeMountinfo(s string) string {
 	return b.String()
 }
 
-// setMasks keeps, of the candidate paths, those that exist and that the
-// sandbox would show from the host, resolved and without duplicates:
-// daemon paths, other sessions' mounts (as mountinfo gives them: never
-// stat'ed) and host sockets. A socket a --rw path grants is left visible;
-// a daemon path or mount holding the folder or a --rw path is an error (it
-// could not be hidden). Nothing beneath a FUSE mount in fuse is looked at.
-func (s *sandboxSpec) setMasks(daemonPaths, mounts, sockets, fuse []string) error {
+// SetMasks sets what the sandbox hides. It keeps, of the candidate paths,
+// those that exist and that the sandbox would show from the host, resolved
+// and without duplicates: daemon paths, other sessions' mounts (as
+// mountinfo gives them: never stat'ed; see FuseMounts) and host sockets
+// (see HostSockets). A socket a --rw path grants is left visible; a daemon
+// path or mount holding the folder or a --rw path is an error (it could
+// not be hidden). Nothing beneath a FUSE mount in fuse is looked at.
+func (s *Spec) SetMasks(daemonPaths, mounts, sockets, fuse []string) error {
 	seen := map[string]bool{}
 	add := func(p string, grantable, resolved bool) error {
 		if p == "" || !filepath.IsAbs(p) {
@@ -379,7 +390,7 @@ func (s *sandboxSpec) setMasks(daemonPaths, mounts, sockets, fuse []string) erro
 			}
 			p = r
 		}
-		for _, w := range append([]string{s.workDir}, s.writable...) {
+		for _, w := range append([]string{s.WorkDir}, s.Writable...) {
 			if within(p, w) {
 				if grantable {
 					return nil
@@ -387,7 +398,7 @@ func (s *sandboxSpec) setMasks(daemonPaths, mounts, sockets, fuse []string) erro
 				return fmt.Errorf("%s is inside %s, which the daemon keeps to itself (its data, socket or another session's mount) and the command must not see; run on, and --rw, paths outside it", w, p)
 			}
 		}
-		if seen[p] || !s.hostView(p) || (grantable && underAny(p, s.writable)) {
+		if seen[p] || !s.hostView(p) || (grantable && underAny(p, s.Writable)) {
 			return nil
 		}
 		seen[p] = true
@@ -417,40 +428,41 @@ const (
 	startedFD = 4 // one byte once the command is about to run: the sandbox is up
 )
 
-// sandboxProc is the running sandbox's process and the read ends of its
-// two pipes.
-type sandboxProc struct {
-	*exec.Cmd
+// Proc is a sandbox's process, made by Spec.Command, and the read ends of
+// its two pipes. Start it, Wait for it, then Close it.
+type Proc struct {
+	cmd             *exec.Cmd
+	kind            string // the sandbox's kind, for messages
 	status, started *os.File
 }
 
-// close releases the read ends.
-func (p *sandboxProc) close() {
+// Close releases the read ends.
+func (p *Proc) Close() {
 	p.status.Close()
 	p.started.Close()
 }
 
-// command returns the process that runs the spec. It never starts inside
-// the mount: the process serving a FUSE mount must not be asked to run a
-// binary or a working directory within it. When ctx is done (vfsd was
-// interrupted or told to stop), the process gets SIGTERM, and SIGKILL ten
-// seconds later.
-func (s sandboxSpec) command(ctx context.Context) (*sandboxProc, error) {
+// Command returns the process that runs the spec, with the command's
+// stdin, stdout and stderr. It never starts inside the mount: the process
+// serving a FUSE mount must not be asked to run a binary or a working
+// directory within it. When ctx is done (vfsd was interrupted or told to
+// stop), the process gets SIGTERM, and SIGKILL ten seconds later.
+func (s Spec) Command(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (*Proc, error) {
 	var cmd *exec.Cmd
 	var err error
-	switch s.kind {
-	case sandboxBwrap:
-		cmd = exec.CommandContext(ctx, s.bwrap, s.bwrapArgs()...)
+	switch s.Kind {
+	case Bwrap:
+		cmd = exec.CommandContext(ctx, s.Bwrap, s.bwrapArgs()...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	case sandboxNamespace:
+	case Namespace:
 		cmd, err = s.namespaceCommand(ctx)
 	default:
-		err = fmt.Errorf("unknown sandbox %q", s.kind)
+		err = fmt.Errorf("unknown sandbox %q", s.Kind)
 	}
 	if err != nil {
 		return nil, err
 	}
-	p := &sandboxProc{Cmd: cmd}
+	p := &Proc{cmd: cmd, kind: s.Kind}
 	var statusW, startedW *os.File
 	if p.status, statusW, err = os.Pipe(); err != nil {
 		return nil, fmt.Errorf("sandbox status pipe: %w", err)
@@ -461,19 +473,81 @@ func (s sandboxSpec) command(ctx context.Context) (*sandboxProc, error) {
 		return nil, fmt.Errorf("sandbox status pipe: %w", err)
 	}
 	cmd.ExtraFiles = []*os.File{statusW, startedW} // statusFD, startedFD
-	cmd.Env, cmd.Dir = s.env, "/"
+	cmd.Env, cmd.Dir = s.Env, "/"
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
 	return p, nil
 }
 
-// start starts the process and closes the write ends vfsd holds.
-func (p *sandboxProc) start() error {
-	err := p.Start()
-	for _, f := range p.ExtraFiles {
+// Start starts the process and closes the write ends vfsd holds.
+func (p *Proc) Start() error {
+	err := p.cmd.Start()
+	for _, f := range p.cmd.ExtraFiles {
 		f.Close()
 	}
 	return err
+}
+
+// ErrInterrupted is Wait's error when ctx ended the sandbox (vfsd was
+// interrupted or told to stop): the command ran and was stopped, and its
+// status is ExitSignaled plus SIGTERM.
+var ErrInterrupted = errors.New("interrupted; the command was stopped")
+
+// Wait waits for the started process and returns the command's exit
+// status, as a shell would report it (128+N when signal N ended it), and
+// whether the command ran at all. When the sandbox failed before the
+// command ran, the status is ExitFailed and the error says so; when ctx
+// ended the run, the error is ErrInterrupted.
+func (p *Proc) Wait(ctx context.Context) (status int, ran bool, err error) {
+	type result struct {
+		code int
+		seen bool
+	}
+	statusCh, startedCh := make(chan result, 1), make(chan bool, 1)
+	go func() {
+		var r result
+		r.code, r.seen = runStatus(p.status)
+		statusCh <- r
+	}()
+	go func() { startedCh <- hasStarted(p.started) }()
+	_ = p.cmd.Wait()
+	st := p.cmd.ProcessState
+	var r result
+	ran = false
+	select { // the pipes end with the sandbox, unless something it left holds them
+	case r = <-statusCh:
+	case <-time.After(5 * time.Second):
+	}
+	select {
+	case ran = <-startedCh:
+	case <-time.After(time.Second):
+	}
+	switch {
+	case ctx.Err() != nil && !signaled(st):
+		// Stopped on vfsd's interrupt: a sandbox may exit 0 then.
+		return ExitSignaled + int(syscall.SIGTERM), true, ErrInterrupted
+	case !ran:
+		return ExitFailed, false, fmt.Errorf("the %s sandbox failed before the command ran (%s; its message is above)", p.kind, st)
+	case r.seen:
+		return r.code, true, nil
+	}
+	return exitStatusOf(st), true, nil
+}
+
+// exitStatusOf is the status a shell would report for a finished process:
+// its exit code, or 128+N when signal N ended it.
+func exitStatusOf(st *os.ProcessState) int {
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return ExitSignaled + int(ws.Signal())
+	}
+	return st.ExitCode()
+}
+
+// signaled reports whether a signal ended the process.
+func signaled(st *os.ProcessState) bool {
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
 }
 
 // runStatus reads bubblewrap's --json-status-fd protocol (the namespace
