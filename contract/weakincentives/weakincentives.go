@@ -88,12 +88,15 @@ func (Contract) DefaultPolicy() *policy.Policy {
 func (Contract) PurgeSnapshotsOnClose() bool { return true }
 
 // Call runs one of the four tools.
-func (c Contract) Call(ctx context.Context, env *contract.Env, tool string, params json.RawMessage) (res contract.Result) {
-	defer func() {
-		if r := recover(); r != nil {
-			res = failure(invalid("Internal error in %s: %v; the virtual filesystem is unchanged.", tool, r))
-		}
-	}()
+func (c Contract) Call(ctx context.Context, env *contract.Env, tool string, params json.RawMessage) contract.Result {
+	return contract.Guard(func() contract.Result { return c.dispatch(ctx, env, tool, params) },
+		func(r any) contract.Result {
+			return failure(invalid("Internal error in %s: %v; the virtual filesystem is unchanged.", tool, r))
+		})
+}
+
+// dispatch is Call's body, run under contract.Guard.
+func (c Contract) dispatch(ctx context.Context, env *contract.Env, tool string, params json.RawMessage) contract.Result {
 	if err := checkEnv(env); err != nil {
 		return failure(err)
 	}

@@ -65,12 +65,15 @@ func (*X07) Name() string { return Name }
 // Call runs one operation. Tool names may also be given as the document's
 // module paths (std.os.fs.read_all_v1, os.fs.read_all_v1,
 // std.os.fs.spec.caps_pack_v1).
-func (x *X07) Call(ctx context.Context, env *contract.Env, tool string, params json.RawMessage) (res contract.Result) {
-	defer func() {
-		if r := recover(); r != nil {
-			res = failure(errf(ErrIO, "internal error in %s: %v; the session is unchanged", tool, r))
-		}
-	}()
+func (x *X07) Call(ctx context.Context, env *contract.Env, tool string, params json.RawMessage) contract.Result {
+	return contract.Guard(func() contract.Result { return x.dispatch(ctx, env, tool, params) },
+		func(r any) contract.Result {
+			return failure(errf(ErrIO, "internal error in %s: %v; the session is unchanged", tool, r))
+		})
+}
+
+// dispatch is Call's body, run under contract.Guard.
+func (x *X07) dispatch(ctx context.Context, env *contract.Env, tool string, params json.RawMessage) contract.Result {
 	name := tool
 	for _, prefix := range []string{"std.os.fs.spec.", "std.os.fs.", "os.fs."} {
 		name = strings.TrimPrefix(name, prefix)
