@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
+
+	"github.com/vfsd/vfsd/internal/strictjson"
 )
 
 // Mount is a host folder staged into a session when it is created (a
@@ -116,13 +117,10 @@ func (r *CreateSessionRequest) UnmarshalJSON(b []byte) error {
 		Policy json.RawMessage `json:"policy,omitempty"`
 	}
 	aux.createSessionWire = (*createSessionWire)(r)
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&aux); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	if err := strictjson.Decode(b, &aux); errors.Is(err, strictjson.ErrTrailingData) {
 		return errors.New("the body has data after the JSON object")
+	} else if err != nil {
+		return err
 	}
 	p := bytes.TrimSpace(aux.Policy)
 	r.Policy, r.PolicyObject = "", nil

@@ -129,9 +129,10 @@ type Contract interface {
 	// Prompt is the contract's instructions for a model (markdown), the
 	// prompt section that goes with its tools.
 	Prompt() string
-	// Call runs one tool. It never panics and never returns a Result
-	// without Body: every failure is a result in the document's shape. A
-	// failed mutation leaves the session unchanged.
+	// Call runs one tool. It never panics (implementations run their body
+	// through Guard) and never returns a Result without Body: every failure
+	// is a result in the document's shape. A failed mutation leaves the
+	// session unchanged.
 	Call(ctx context.Context, env *Env, tool string, params json.RawMessage) Result
 }
 

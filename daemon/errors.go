@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/internal/strictjson"
 	"github.com/vfsd/vfsd/vfs"
 )
 
@@ -103,23 +103,21 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := strictjson.Decode(body, v); err != nil {
 		var te *json.UnmarshalTypeError
 		var ae *api.Error
+		var uf *strictjson.UnknownFieldError
 		switch {
 		case errors.As(err, &ae): // a body type's own decoding said what is wrong
 			return ae
 		case errors.As(err, &te):
 			return apiErr(api.CodeInvalidInput, "field %q must be a JSON %s, not %s; see docs/api.md", te.Field, te.Type.Kind(), te.Value)
-		case strings.HasPrefix(err.Error(), "json: unknown field"):
-			return apiErr(api.CodeInvalidInput, "%s; see docs/api.md for this endpoint's body", strings.TrimPrefix(err.Error(), "json: "))
+		case errors.As(err, &uf):
+			return apiErr(api.CodeInvalidInput, "unknown field %q; see docs/api.md for this endpoint's body", uf.Field)
+		case errors.Is(err, strictjson.ErrTrailingData):
+			return apiErr(api.CodeInvalidInput, "the body has data after the JSON object")
 		}
 		return apiErr(api.CodeInvalidInput, "the body is not valid JSON: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return apiErr(api.CodeInvalidInput, "the body has data after the JSON object")
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -9,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/internal/mountinfo"
 	"github.com/vfsd/vfsd/mount"
 )
 
@@ -222,19 +221,13 @@ func firstEntry(dir string) (string, error) {
 // mountedAt reports whether anything is mounted at dir, from
 // /proc/self/mountinfo; known is false where that cannot be told.
 func mountedAt(dir string) (mounted, known bool) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return false, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 5 && unescapeMountinfo(fields[4]) == dir {
+	ms, err := mountinfo.Read()
+	for _, m := range ms {
+		if m.MountPoint == dir {
 			return true, true
 		}
 	}
-	return false, sc.Err() == nil
+	return false, err == nil
 }
 
 // remount mounts a recovered session's FUSE mounts again, detaching first
@@ -270,42 +263,11 @@ func (d *Daemon) remount(e *entry) {
 // vfsdMountAt reports whether a vfsd FUSE mount is mounted at dir, from
 // /proc/self/mountinfo: only those are detached at start.
 func vfsdMountAt(dir string) (bool, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// ID parent major:minor root MOUNTPOINT options... - FSTYPE SOURCE super
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		fields, tail := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(fields) < 5 || len(tail) < 2 {
-			continue
-		}
-		if unescapeMountinfo(fields[4]) == dir && strings.HasPrefix(tail[0], "fuse") && strings.HasPrefix(tail[1], "vfsd:") {
+	ms, err := mountinfo.Read()
+	for _, m := range ms {
+		if m.MountPoint == dir && strings.HasPrefix(m.FSType, "fuse") && strings.HasPrefix(m.Source, "vfsd:") {
 			return true, nil
 		}
 	}
-	return false, sc.Err()
-}
-
-// unescapeMountinfo decodes the octal escapes (\040 for a space) of
-// /proc/self/mountinfo paths.
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return false, err
 }

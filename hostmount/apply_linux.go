@@ -75,7 +75,7 @@ func (a *applier) conflict(parent int, name string, before vfs.Node, existed boo
 			return "the symlink changed on the host since the import"
 		}
 	case before.IsSpecial():
-		if kindOf(st.Mode) != before.Kind || (before.Kind == vfs.KindCharDev || before.Kind == vfs.KindBlockDev) && st.Rdev != before.Rdev {
+		if vfs.KindFromUnix(st.Mode) != before.Kind || (before.Kind == vfs.KindCharDev || before.Kind == vfs.KindBlockDev) && st.Rdev != before.Rdev {
 			return fmt.Sprintf("no longer the same %s on the host", before.Kind)
 		}
 	default:

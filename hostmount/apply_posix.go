@@ -33,7 +33,7 @@ func withNode(parent int, name string, kind vfs.Kind, fn func(fd int) error) err
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
 	}
-	if kindOf(st.Mode) != kind {
+	if vfs.KindFromUnix(st.Mode) != kind {
 		return errHostChanged
 	}
 	return fn(fd)

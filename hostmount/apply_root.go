@@ -371,7 +371,7 @@ func setMeta(parent parentDir, name string, before, n vfs.Node, _ *ApplyChange) 
 	if err != nil {
 		return err
 	}
-	if kindOfInfo(fi) != n.Kind {
+	if vfs.KindFromFileMode(fi.Mode()) != n.Kind {
 		return errHostChanged
 	}
 	if n.Kind == vfs.KindSymlink {
@@ -394,28 +394,6 @@ func setMeta(parent parentDir, name string, before, n vfs.Node, _ *ApplyChange) 
 		}
 	}
 	return nil
-}
-
-// kindOfInfo is the node kind of a host entry.
-func kindOfInfo(fi fs.FileInfo) vfs.Kind {
-	m := fi.Mode()
-	switch {
-	case m.IsRegular():
-		return vfs.KindFile
-	case m.IsDir():
-		return vfs.KindDir
-	case m&fs.ModeSymlink != 0:
-		return vfs.KindSymlink
-	case m&fs.ModeNamedPipe != 0:
-		return vfs.KindFifo
-	case m&fs.ModeSocket != 0:
-		return vfs.KindSocket
-	case m&fs.ModeCharDevice != 0:
-		return vfs.KindCharDev
-	case m&fs.ModeDevice != 0:
-		return vfs.KindBlockDev
-	}
-	return 0
 }
 
 // hostHas reports whether the host's name in parent already is what entry

@@ -18,27 +18,6 @@ func metaOf(st *unix.Stat_t) meta {
 		atime: st.Atim.Nano(), mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), rdev: st.Rdev}
 }
 
-// kindOf returns the node kind of a stat mode's file type.
-func kindOf(mode uint32) vfs.Kind {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFREG:
-		return vfs.KindFile
-	case unix.S_IFDIR:
-		return vfs.KindDir
-	case unix.S_IFLNK:
-		return vfs.KindSymlink
-	case unix.S_IFIFO:
-		return vfs.KindFifo
-	case unix.S_IFSOCK:
-		return vfs.KindSocket
-	case unix.S_IFCHR:
-		return vfs.KindCharDev
-	case unix.S_IFBLK:
-		return vfs.KindBlockDev
-	}
-	return 0
-}
-
 // xattrIO reads one host entry's attributes: list fills buf with the
 // NUL-separated names, get one value, as llistxattr(2) and lgetxattr(2).
 type xattrIO struct {

@@ -84,7 +84,7 @@ func hostStates(t *testing.T, dir string) map[string]hostState {
 		rel, _ := filepath.Rel(dir, path)
 		var st unix.Stat_t
 		require.NoError(t, unix.Lstat(path, &st))
-		hs := hostState{kind: kindOf(st.Mode), mode: st.Mode, uid: st.Uid, gid: st.Gid, mtime: st.Mtim.Nano(), atime: st.Atim.Nano(),
+		hs := hostState{kind: vfs.KindFromUnix(st.Mode), mode: st.Mode, uid: st.Uid, gid: st.Gid, mtime: st.Mtim.Nano(), atime: st.Atim.Nano(),
 			ino: st.Ino, xattrs: map[string]string{}}
 		switch hs.kind {
 		case vfs.KindCharDev, vfs.KindBlockDev:

@@ -234,7 +234,7 @@ func (sc *scanner) child(dfd int, name, rel, openRel string, spath vfs.Path, st 
 // one back, or whose staging would hand a non-root caller a device node,
 // leaves them out.
 func (sc *scanner) special(dfd int, name, rel, openRel string, spath vfs.Path, st *unix.Stat_t, links int) {
-	kind := kindOf(st.Mode)
+	kind := vfs.KindFromUnix(st.Mode)
 	if (kind == vfs.KindCharDev || kind == vfs.KindBlockDev) && !sc.privileged {
 		sc.skip(rel, SkipDevice)
 		return

@@ -3,16 +3,15 @@
 package mount_test
 
 import (
-	"bufio"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vfsd/vfsd/internal/mountinfo"
 	"github.com/vfsd/vfsd/mount"
 )
 
@@ -77,32 +76,14 @@ func TestContainerConsumer(t *testing.T) {
 // mount namespace.
 func isMountPoint(t *testing.T, dir string) bool {
 	t.Helper()
-	f, err := os.Open("/proc/self/mountinfo")
+	ms, err := mountinfo.Read()
 	require.NoError(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 && unescapeMountinfo(fields[4]) == dir {
+	for _, m := range ms {
+		if m.MountPoint == dir {
 			return true
 		}
 	}
-	require.NoError(t, sc.Err())
 	return false
-}
-
-// unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space...).
-func unescapeMountinfo(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
-			i += 3
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // TestUnmountWhileOpen: unmounting while a file is open in the mount

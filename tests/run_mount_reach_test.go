@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/vfsd/vfsd/internal/mountinfo"
 	"github.com/vfsd/vfsd/mount/overlay"
 )
 
@@ -114,17 +115,15 @@ func TestRunMountUnreachableFromHost(t *testing.T) {
 // mountinfo, as any host user can.
 func runMountPoint(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	ms, err := mountinfo.Read()
 	require.NoError(t, err)
 	var found []string
-	for _, l := range strings.Split(string(b), "\n") {
-		pre, post, ok := strings.Cut(l, " - ")
-		fields, tail := strings.Fields(pre), strings.Fields(post)
-		if ok && len(fields) >= 5 && len(tail) >= 2 && strings.HasPrefix(tail[1], "vfsd:") && strings.Contains(fields[4], "vfsd-run-") {
-			found = append(found, fields[4])
+	for _, m := range ms {
+		if strings.HasPrefix(m.Source, "vfsd:") && strings.Contains(m.MountPoint, "vfsd-run-") {
+			found = append(found, m.MountPoint)
 		}
 	}
-	require.Len(t, found, 1, "the run's mount in mountinfo:\n%s", b)
+	require.Len(t, found, 1, "the run's mount in mountinfo:\n%+v", ms)
 	return found[0]
 }
 
@@ -147,18 +146,16 @@ func TestRunSandboxMountsNosuid(t *testing.T) {
 				"cat", "/proc/self/mountinfo")
 			require.Equal(t, 0, code, stderr)
 			seen := map[string]bool{}
-			for _, l := range strings.Split(stdout, "\n") {
-				fields := strings.Fields(l)
-				if len(fields) < 6 {
-					continue
-				}
-				mp, opts := fields[4], ","+fields[5]+","
+			ms, err := mountinfo.Parse(strings.NewReader(stdout))
+			require.NoError(t, err)
+			for _, m := range ms {
+				mp, opts := m.MountPoint, ","+m.Options+","
 				if mp != f.project && mp != rw && mp != "/" {
 					continue
 				}
 				seen[mp] = true
-				require.Contains(t, opts, ",nosuid,", "%s is not nosuid in the sandbox: %s", mp, l)
-				require.Contains(t, opts, ",nodev,", "%s is not nodev in the sandbox: %s", mp, l)
+				require.Contains(t, opts, ",nosuid,", "%s is not nosuid in the sandbox: %+v", mp, m)
+				require.Contains(t, opts, ",nodev,", "%s is not nodev in the sandbox: %+v", mp, m)
 			}
 			require.True(t, seen[f.project] && seen[rw] && seen["/"], "mounts not found:\n%s", stdout)
 		})

@@ -1,14 +1,12 @@
 package tools
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
-
-// maxSymlinkHops bounds symlink resolution, like the kernel's ELOOP.
-const maxSymlinkHops = 40
 
 // Resolution says whether a path's last segment is followed when it is a
 // symlink.
@@ -56,52 +54,31 @@ func pathProblem(err error) string {
 }
 
 // resolve follows the symlinks in p as the policy allows. The engine never
-// follows symlinks itself, so this is the only place one is followed.
+// follows symlinks itself, so this, through vfs.Tree.ResolveSymlinks, is
+// the only place one is followed.
 func (t *Toolset) resolve(p vfs.Path, follow resolution) (vfs.Path, error) {
-	tree := t.s.Tree()
-	hops := 0
-	segs := p.Segments()
-	cur := vfs.Root
-	for i := 0; i < len(segs); i++ {
-		next := cur.Join(segs[i])
-		n, ok, err := tree.Lookup(next)
-		if err != nil {
-			return "", err
-		}
-		last := i == len(segs)-1
-		if !ok || !n.IsSymlink() || (last && follow == noFollowLast) {
-			cur = next
-			continue
-		}
-		if t.pol.Symlinks == policy.SymlinksDeny {
-			return "", fail(CodeForbidden, "%s is a symlink, and symlinks are not followed under the %s policy", next, t.pol.Name)
-		}
-		if hops++; hops > maxSymlinkHops {
-			return "", fail(CodeInvalidInput, "too many levels of symlinks resolving %s", p)
-		}
-		target, err := t.linkTarget(cur, next, n.Target)
-		if err != nil {
-			return "", err
-		}
-		rest := append(target.Segments(), segs[i+1:]...)
-		segs, cur, i = rest, vfs.Root, -1
+	q, err := t.s.Tree().ResolveSymlinks(p, vfs.SymlinkOptions{
+		Follow:       t.pol.Symlinks != policy.SymlinksDeny,
+		NoFollowLast: follow == noFollowLast,
+		WithinRoot:   t.pol.Symlinks == policy.SymlinksWithinRoot,
+	})
+	var se *vfs.SymlinkError
+	if !errors.As(err, &se) {
+		return q, err
 	}
-	return cur, nil
-}
-
-// linkTarget resolves a symlink's target against its directory dir.
-func (t *Toolset) linkTarget(dir, link vfs.Path, target string) (vfs.Path, error) {
-	p, escapes, err := vfs.ResolveLinkTarget(dir, target)
-	if escapes && t.pol.Symlinks == policy.SymlinksWithinRoot {
-		if strings.HasPrefix(target, "/") {
-			return "", fail(CodeForbidden, "symlink %s points to the absolute path %q, outside the workspace", link, target)
+	switch se.Reason {
+	case vfs.SymlinkNotFollowed:
+		return "", fail(CodeForbidden, "%s is a symlink, and symlinks are not followed under the %s policy", se.Link, t.pol.Name)
+	case vfs.SymlinkLoop:
+		return "", fail(CodeInvalidInput, "too many levels of symlinks resolving %s", p)
+	case vfs.SymlinkEscapes:
+		if strings.HasPrefix(se.Target, "/") {
+			return "", fail(CodeForbidden, "symlink %s points to the absolute path %q, outside the workspace", se.Link, se.Target)
 		}
-		return "", fail(CodeForbidden, "symlink %s points to %q, outside the workspace", link, target)
+		return "", fail(CodeForbidden, "symlink %s points to %q, outside the workspace", se.Link, se.Target)
+	default: // vfs.SymlinkBadTarget
+		return "", fail(CodeInvalidPath, "symlink %s has a target %q that is not a workspace path", se.Link, se.Target)
 	}
-	if err != nil {
-		return "", fail(CodeInvalidPath, "symlink %s has a target %q that is not a workspace path", link, target)
-	}
-	return p, nil
 }
 
 // visible reports whether a listing or search shows p: the policy would let

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
+	"github.com/vfsd/vfsd/internal/strictjson"
 	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
@@ -120,20 +120,18 @@ func decodeParams(raw json.RawMessage, v any) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := strictjson.Decode(raw, v); err != nil {
 		var te *json.UnmarshalTypeError
+		var uf *strictjson.UnknownFieldError
 		switch {
 		case errors.As(err, &te):
 			return fail(CodeInvalidInput, "parameter %q must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
-		case strings.HasPrefix(err.Error(), "json: unknown field"):
-			return fail(CodeInvalidInput, "%s; see the tool's schema for its parameters", strings.TrimPrefix(err.Error(), "json: "))
+		case errors.As(err, &uf):
+			return fail(CodeInvalidInput, "unknown field %q; see the tool's schema for its parameters", uf.Field)
+		case errors.Is(err, strictjson.ErrTrailingData):
+			return fail(CodeInvalidInput, "parameters have data after the JSON object")
 		}
 		return fail(CodeInvalidInput, "parameters are not a valid JSON object: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fail(CodeInvalidInput, "parameters have data after the JSON object")
 	}
 	return nil
 }

@@ -170,6 +170,15 @@ func TestSymlinkPolicies(t *testing.T) {
 		e := setup(t, "within_root_only")
 		reads(t, e, want{"ln-file": "", "src/ln-up": "", "ln-dir/main.go": "", "ln-escape": tools.CodeForbidden,
 			"ln-abs": tools.CodeForbidden, "loop-a": tools.CodeInvalidInput})
+		// The messages are the tool layer's wording of the engine's reasons.
+		for path, msg := range map[string]string{
+			"ln-escape": `symlink /ln-escape points to "../../etc/passwd", outside the workspace`,
+			"ln-abs":    `symlink /ln-abs points to the absolute path "/README.md", outside the workspace`,
+			"loop-a/x":  "too many levels of symlinks resolving /loop-a/x",
+		} {
+			r := toolstest.Receipt(t, e.Call("read_file", map[string]any{"path": path}))
+			require.Contains(t, r["summary_text"], msg, "%s: %v", path, r)
+		}
 	})
 	t.Run("allow", func(t *testing.T) {
 		e := setup(t, "allow")

@@ -230,27 +230,58 @@ func (n Node) FileMode() fs.FileMode {
 	return n.Mode
 }
 
+// KindFromFileMode returns the kind an fs.FileMode's type bits name (the
+// inverse of Node.FileMode: a plain mode is a file), or 0, no kind, for a
+// type no node has (fs.ModeIrregular).
+func KindFromFileMode(m fs.FileMode) Kind {
+	switch {
+	case m.IsRegular():
+		return KindFile
+	case m.IsDir():
+		return KindDir
+	case m&fs.ModeSymlink != 0:
+		return KindSymlink
+	case m&fs.ModeNamedPipe != 0:
+		return KindFifo
+	case m&fs.ModeSocket != 0:
+		return KindSocket
+	case m&fs.ModeCharDevice != 0:
+		return KindCharDev
+	case m&fs.ModeDevice != 0:
+		return KindBlockDev
+	}
+	return 0
+}
+
+// unixTypes are each kind's file type bits in a stat(2) mode (S_IFREG,
+// S_IFDIR, ...: the same on Linux, macOS and the BSDs), within unixTypeMask
+// (S_IFMT).
+var unixTypes = [...]uint32{KindFile: 0o100000, KindDir: 0o040000, KindSymlink: 0o120000,
+	KindFifo: 0o010000, KindSocket: 0o140000, KindCharDev: 0o020000, KindBlockDev: 0o060000}
+
+const unixTypeMask = 0o170000
+
 // UnixMode returns the node's mode as stat(2) reports it: the file type
 // (S_IFREG, S_IFDIR, ...) and the twelve permission bits.
 func (n Node) UnixMode() uint32 {
 	var t uint32
-	switch n.Kind {
-	case KindFile:
-		t = 0o100000
-	case KindDir:
-		t = 0o040000
-	case KindSymlink:
-		t = 0o120000
-	case KindFifo:
-		t = 0o010000
-	case KindSocket:
-		t = 0o140000
-	case KindCharDev:
-		t = 0o020000
-	case KindBlockDev:
-		t = 0o060000
+	if n.Kind >= KindFile && n.Kind <= maxKind {
+		t = unixTypes[n.Kind]
 	}
 	return t | unixPerm(n.Mode)
+}
+
+// KindFromUnix returns the kind a stat(2) mode's file type bits name (the
+// inverse of UnixMode's), or 0, no kind, when they name none. Permission
+// bits are ignored.
+func KindFromUnix(m uint32) Kind {
+	t := m & unixTypeMask
+	for k := KindFile; k <= maxKind; k++ {
+		if unixTypes[k] == t {
+			return k
+		}
+	}
+	return 0
 }
 
 // setMtime sets the modification time (and its millisecond mirror).

@@ -77,13 +77,16 @@ func resolve(tool string) (effect, canonical string, ok bool) {
 }
 
 // Call implements contract.Contract.
-func (c *Contract) Call(ctx context.Context, env *contract.Env, tool string, params json.RawMessage) (res contract.Result) {
-	defer func() {
-		if r := recover(); r != nil {
-			res = result(&ErrorReceipt{Status: "error", ErrorCode: "internal"}, "error",
+func (c *Contract) Call(ctx context.Context, env *contract.Env, tool string, params json.RawMessage) contract.Result {
+	return contract.Guard(func() contract.Result { return c.dispatch(ctx, env, tool, params) },
+		func(r any) contract.Result {
+			return result(&ErrorReceipt{Status: "error", ErrorCode: "internal"}, "error",
 				fmt.Sprintf("internal error in %s: %v; the session is unchanged", tool, r))
-		}
-	}()
+		})
+}
+
+// dispatch is Call's body, run under contract.Guard.
+func (c *Contract) dispatch(ctx context.Context, env *contract.Env, tool string, params json.RawMessage) contract.Result {
 	effect, canonical, ok := resolve(tool)
 	if !ok {
 		return result(&ErrorReceipt{Status: "error", ErrorCode: "unknown_effect"}, "error",

@@ -1,14 +1,13 @@
 package aos
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
+	"github.com/vfsd/vfsd/internal/strictjson"
 	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
@@ -59,20 +58,18 @@ func (c *Contract) DecodePolicy(raw json.RawMessage) (*policy.Policy, error) {
 // DecodePolicy is Contract.DecodePolicy.
 func DecodePolicy(raw json.RawMessage) (*policy.Policy, error) {
 	var cp CapParams
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cp); err != nil {
-		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return nil, fmt.Errorf("aos policy: unknown field %s; the fields are %s", name, strings.Join(capFields(), ", "))
-		}
+	if err := strictjson.Decode(raw, &cp); err != nil {
+		var uf *strictjson.UnknownFieldError
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
+		switch {
+		case errors.As(err, &uf):
+			return nil, fmt.Errorf("aos policy: unknown field %q; the fields are %s", uf.Field, strings.Join(capFields(), ", "))
+		case errors.As(err, &te) && te.Field != "":
 			return nil, fmt.Errorf("aos policy: field %q must be %s, not %s", te.Field, kind(te.Type.Kind().String()), te.Value)
+		case errors.Is(err, strictjson.ErrTrailingData):
+			return nil, errors.New("aos policy: data after the JSON object")
 		}
 		return nil, fmt.Errorf("aos policy: not a JSON object: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("aos policy: data after the JSON object")
 	}
 	p, err := policy.Preset(policy.PresetAOS)
 	if err != nil {

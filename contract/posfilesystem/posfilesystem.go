@@ -125,22 +125,21 @@ func (posContract) Tools() []contract.Tool {
 func (posContract) Prompt() string { return prompt }
 
 // Call implements contract.Contract.
-func (posContract) Call(ctx context.Context, env *contract.Env, tool string, raw json.RawMessage) (res contract.Result) {
-	b := &Body{}
-	defer func() {
-		if r := recover(); r != nil {
-			failBody(b, &toolError{typ: errOS, msg: fmt.Sprintf("internal error: %v; the workspace is unchanged", r)})
-			res = render(b)
+func (posContract) Call(ctx context.Context, env *contract.Env, tool string, raw json.RawMessage) contract.Result {
+	b := &Body{} // shared with the panic handler, which renders the body the call began
+	return contract.Guard(func() contract.Result {
+		if tool != ToolName {
+			failBody(b, &toolError{typ: errValue, msg: fmt.Sprintf("no tool named %q; this contract has one tool, %s, with an action parameter", tool, ToolName)})
+			return render(b)
 		}
-	}()
-	if tool != ToolName {
-		failBody(b, &toolError{typ: errValue, msg: fmt.Sprintf("no tool named %q; this contract has one tool, %s, with an action parameter", tool, ToolName)})
+		if err := call(ctx, env, raw, b); err != nil {
+			failBody(b, err)
+		}
 		return render(b)
-	}
-	if err := call(ctx, env, raw, b); err != nil {
-		failBody(b, err)
-	}
-	return render(b)
+	}, func(r any) contract.Result {
+		failBody(b, &toolError{typ: errOS, msg: fmt.Sprintf("internal error: %v; the workspace is unchanged", r)})
+		return render(b)
+	})
 }
 
 func call(ctx context.Context, env *contract.Env, raw json.RawMessage, b *Body) error {

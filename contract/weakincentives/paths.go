@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/vfsd/vfsd/internal/strictjson"
 	"github.com/vfsd/vfsd/vfs"
 )
 
@@ -80,9 +81,7 @@ func (p *VfsPath) UnmarshalJSON(b []byte) error {
 	var obj struct {
 		Segments []string `json:"segments"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&obj); err != nil {
+	if err := strictjson.Decode(b, &obj); err != nil {
 		return fmt.Errorf("a VfsPath is {\"segments\": [\"dir\", \"file\"]} or a string \"dir/file\": %w", err)
 	}
 	if obj.Segments == nil {

@@ -22,10 +22,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/vfsd/vfsd/contract"
+	"github.com/vfsd/vfsd/internal/strictjson"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
 
@@ -88,12 +88,15 @@ func (Contract) DefaultPolicy() *policy.Policy {
 func (Contract) PurgeSnapshotsOnClose() bool { return true }
 
 // Call runs one of the four tools.
-func (c Contract) Call(ctx context.Context, env *contract.Env, tool string, params json.RawMessage) (res contract.Result) {
-	defer func() {
-		if r := recover(); r != nil {
-			res = failure(invalid("Internal error in %s: %v; the virtual filesystem is unchanged.", tool, r))
-		}
-	}()
+func (c Contract) Call(ctx context.Context, env *contract.Env, tool string, params json.RawMessage) contract.Result {
+	return contract.Guard(func() contract.Result { return c.dispatch(ctx, env, tool, params) },
+		func(r any) contract.Result {
+			return failure(invalid("Internal error in %s: %v; the virtual filesystem is unchanged.", tool, r))
+		})
+}
+
+// dispatch is Call's body, run under contract.Guard.
+func (c Contract) dispatch(ctx context.Context, env *contract.Env, tool string, params json.RawMessage) contract.Result {
 	if err := checkEnv(env); err != nil {
 		return failure(err)
 	}
@@ -171,19 +174,17 @@ func decodeStrict(raw json.RawMessage, v any) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return invalid("Parameter %q must be %s, not %s; see the tool's schema.", te.Field, te.Type.Kind(), te.Value)
-		}
-		return invalid("Invalid parameters: %s; see the tool's schema.", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	err := strictjson.Decode(raw, v)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &te):
+		return invalid("Parameter %q must be %s, not %s; see the tool's schema.", te.Field, te.Type.Kind(), te.Value)
+	case errors.Is(err, strictjson.ErrTrailingData):
 		return invalid("Invalid parameters: data after the JSON object.")
 	}
-	return nil
+	return invalid("Invalid parameters: %s; see the tool's schema.", strings.TrimPrefix(err.Error(), "json: "))
 }
 
 // limitsOf is the guards in force under pol: its caps where it sets them,
@@ -224,13 +225,10 @@ type PolicyFields struct {
 // trailing data is an error naming it.
 func (Contract) DecodePolicy(raw json.RawMessage) (*policy.Policy, error) {
 	var f PolicyFields
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("weakincentives policy: %w; the fields are max_write_length, max_path_depth and max_segment_length", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	if err := strictjson.Decode(raw, &f); errors.Is(err, strictjson.ErrTrailingData) {
 		return nil, errors.New("weakincentives policy: data after the JSON object")
+	} else if err != nil {
+		return nil, fmt.Errorf("weakincentives policy: %w; the fields are max_write_length, max_path_depth and max_segment_length", err)
 	}
 	p, err := policy.Preset(policy.PresetWeakIncentives)
 	if err != nil {

@@ -1,13 +1,13 @@
 package x07
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/vfsd/vfsd/internal/strictjson"
 	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
@@ -116,9 +116,7 @@ func (*X07) DecodePolicy(raw json.RawMessage) (*policy.Policy, error) {
 		}
 	}
 	trimmed, _ := json.Marshal(top)
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
+	if err := strictjson.Decode(trimmed, &doc); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return nil, fmt.Errorf("x07 policy: field %q must be %s, not %s", te.Field, typeWord(te.Type.String()), te.Value)

@@ -54,9 +54,6 @@ var vfsdEquivalent = map[string]string{
 	opRemoveDirAll: "delete_file", opRename: "rename", opListDir: "list_directory", opWalkGlob: "glob", opStat: "stat",
 }
 
-// maxSymlinkHops bounds symlink resolution, like the kernel's ELOOP.
-const maxSymlinkHops = 40
-
 // X07 is the contract.
 type X07 struct{}
 
@@ -68,12 +65,15 @@ func (*X07) Name() string { return Name }
 // Call runs one operation. Tool names may also be given as the document's
 // module paths (std.os.fs.read_all_v1, os.fs.read_all_v1,
 // std.os.fs.spec.caps_pack_v1).
-func (x *X07) Call(ctx context.Context, env *contract.Env, tool string, params json.RawMessage) (res contract.Result) {
-	defer func() {
-		if r := recover(); r != nil {
-			res = failure(errf(ErrIO, "internal error in %s: %v; the session is unchanged", tool, r))
-		}
-	}()
+func (x *X07) Call(ctx context.Context, env *contract.Env, tool string, params json.RawMessage) contract.Result {
+	return contract.Guard(func() contract.Result { return x.dispatch(ctx, env, tool, params) },
+		func(r any) contract.Result {
+			return failure(errf(ErrIO, "internal error in %s: %v; the session is unchanged", tool, r))
+		})
+}
+
+// dispatch is Call's body, run under contract.Guard.
+func (x *X07) dispatch(ctx context.Context, env *contract.Env, tool string, params json.RawMessage) contract.Result {
 	name := tool
 	for _, prefix := range []string{"std.os.fs.spec.", "std.os.fs.", "os.fs."} {
 		name = strings.TrimPrefix(name, prefix)
@@ -245,47 +245,28 @@ func parsePath(param, raw string) (vfs.Path, error) {
 // FS_ERR_SYMLINK_DENIED unless symlinks are followed; a target outside the
 // session is outside every allow-root (FS_ERR_POLICY_DENY).
 func (c *call) resolve(p vfs.Path, followLast bool) (vfs.Path, error) {
-	tree := c.s.Tree()
-	hops := 0
-	segs := p.Segments()
-	cur := vfs.Root
-	for i := 0; i < len(segs); i++ {
-		next := cur.Join(segs[i])
-		n, ok, err := tree.Lookup(next)
-		if err != nil {
-			return "", err // FS_ERR_IO: an unreadable directory is not a missing one
-		}
-		if !ok || !n.IsSymlink() || (i == len(segs)-1 && !followLast) {
-			cur = next
-			continue
-		}
-		if !c.symlinksFollowed() {
-			if c.pol.Symlinks == policy.SymlinksDeny {
-				return "", errf(ErrSymlinkDenied, "%s is a symlink, and the %s policy does not allow symlinks", next.Rel(), c.pol.Name)
-			}
-			return "", errf(ErrSymlinkDenied, "%s is a symlink; set ALLOW_SYMLINKS (bit 0) in caps to follow it", next.Rel())
-		}
-		if hops++; hops > maxSymlinkHops {
-			return "", errf(ErrIO, "too many levels of symlinks resolving %s", p.Rel())
-		}
-		target, err := c.linkTarget(cur, next, n.Target)
-		if err != nil {
-			return "", err
-		}
-		segs, cur, i = append(target.Segments(), segs[i+1:]...), vfs.Root, -1
+	q, err := c.s.Tree().ResolveSymlinks(p, vfs.SymlinkOptions{
+		Follow:       c.symlinksFollowed(),
+		NoFollowLast: !followLast,
+		WithinRoot:   c.pol.Symlinks == policy.SymlinksWithinRoot,
+	})
+	var se *vfs.SymlinkError
+	if !errors.As(err, &se) {
+		return q, err // FS_ERR_IO: an unreadable directory is not a missing one
 	}
-	return cur, nil
-}
-
-func (c *call) linkTarget(dir, link vfs.Path, target string) (vfs.Path, error) {
-	q, escapes, err := vfs.ResolveLinkTarget(dir, target)
-	if escapes && c.pol.Symlinks == policy.SymlinksWithinRoot {
-		return "", errf(ErrPolicyDeny, "symlink %s points to %q, outside the session's allow-roots", link.Rel(), target)
+	switch se.Reason {
+	case vfs.SymlinkNotFollowed:
+		if c.pol.Symlinks == policy.SymlinksDeny {
+			return "", errf(ErrSymlinkDenied, "%s is a symlink, and the %s policy does not allow symlinks", se.Link.Rel(), c.pol.Name)
+		}
+		return "", errf(ErrSymlinkDenied, "%s is a symlink; set ALLOW_SYMLINKS (bit 0) in caps to follow it", se.Link.Rel())
+	case vfs.SymlinkLoop:
+		return "", errf(ErrIO, "too many levels of symlinks resolving %s", p.Rel())
+	case vfs.SymlinkEscapes:
+		return "", errf(ErrPolicyDeny, "symlink %s points to %q, outside the session's allow-roots", se.Link.Rel(), se.Target)
+	default: // vfs.SymlinkBadTarget
+		return "", errf(ErrBadPath, "symlink %s has a target %q that is not a session path", se.Link.Rel(), se.Target)
 	}
-	if err != nil {
-		return "", errf(ErrBadPath, "symlink %s has a target %q that is not a session path", link.Rel(), target)
-	}
-	return q, nil
 }
 
 // visible: a listing or walk shows p (the policy would let it be read:

@@ -31,6 +31,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/vfsd/vfsd/internal/mountinfo"
 	"github.com/vfsd/vfsd/vfs"
 )
 
@@ -127,18 +128,14 @@ func requireSessionClean(t testing.TB, e *env, secret string, names ...string) {
 // /proc/self/mountinfo.
 func upperDir(t testing.TB, dir string) string {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	ms, err := mountinfo.Read()
 	require.NoError(t, err)
-	for _, line := range strings.Split(string(b), "\n") {
-		pre, post, ok := strings.Cut(line, " - ")
-		f, tail := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(f) < 5 || len(tail) < 3 || tail[0] != "overlay" || f[4] != dir {
+	for _, m := range ms {
+		if m.FSType != "overlay" || m.MountPoint != dir {
 			continue
 		}
-		for _, o := range strings.Split(tail[2], ",") {
-			if v, ok := strings.CutPrefix(o, "upperdir="); ok {
-				return v
-			}
+		if v := m.SuperOption("upperdir"); len(v) > 0 {
+			return v[0]
 		}
 	}
 	t.Fatalf("no overlay with an upper directory is mounted at %s", dir)

@@ -268,7 +268,7 @@ func (in *ingester) readEntry(e *upperEntry, dfd int, name string) (*upperEntry,
 		return nil, nil
 	}
 	e.names = append(e.names, name)
-	c.kind = kindOf(c.st.Mode)
+	c.kind = vfs.KindFromUnix(c.st.Mode)
 	err := in.readXattrs(c, dfd, name)
 	if err == nil && c.kind == vfs.KindSymlink {
 		c.target, err = readlinkAt(dfd, name)
@@ -968,22 +968,3 @@ func (in *ingester) setNodeMeta(p vfs.Path, uid, gid uint32, mode fs.FileMode, a
 
 // keepAtime asks setNodeMeta to leave the atime alone.
 const keepAtime = -1 << 63
-
-// kindOf is the node kind of a stat mode.
-func kindOf(mode uint32) vfs.Kind {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return vfs.KindDir
-	case unix.S_IFLNK:
-		return vfs.KindSymlink
-	case unix.S_IFIFO:
-		return vfs.KindFifo
-	case unix.S_IFSOCK:
-		return vfs.KindSocket
-	case unix.S_IFCHR:
-		return vfs.KindCharDev
-	case unix.S_IFBLK:
-		return vfs.KindBlockDev
-	}
-	return vfs.KindFile
-}

@@ -3,7 +3,6 @@
 package overlay
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vfsd/vfsd/internal/mountinfo"
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/vfs"
 )
@@ -164,25 +164,15 @@ func CollectMeta(cacheDir string, keep int) (CollectReport, error) {
 // this machine (as this process's mount namespace shows them).
 func mountedLowers() map[string]bool {
 	out := map[string]bool{}
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return out
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		_, post, ok := strings.Cut(sc.Text(), " - ")
-		tail := strings.Fields(post)
-		if !ok || len(tail) < 3 || tail[0] != "overlay" {
+	ms, _ := mountinfo.Read()
+	for _, m := range ms {
+		if m.FSType != "overlay" {
 			continue
 		}
-		for _, opt := range strings.Split(tail[2], ",") {
-			if v, ok := strings.CutPrefix(opt, "lowerdir="); ok {
-				for _, d := range strings.Split(v, ":") {
-					if d != "" {
-						out[filepath.Clean(unescape(d))] = true
-					}
+		for _, v := range m.SuperOption("lowerdir") {
+			for _, d := range strings.Split(v, ":") {
+				if d != "" {
+					out[filepath.Clean(d)] = true
 				}
 			}
 		}

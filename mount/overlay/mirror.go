@@ -359,8 +359,8 @@ func (m *Mount) settleNode(fd int, p vfs.Path, n vfs.Node) error {
 	if err != nil {
 		return err
 	}
-	if kindOf(st.Mode) != n.Kind {
-		return &beneath.Moved{Path: p.String(), What: fmt.Sprintf("a %s in the session, a %s in the mount", n.Kind, kindOf(st.Mode))}
+	if vfs.KindFromUnix(st.Mode) != n.Kind {
+		return &beneath.Moved{Path: p.String(), What: fmt.Sprintf("a %s in the session, a %s in the mount", n.Kind, vfs.KindFromUnix(st.Mode))}
 	}
 	if err := beneath.Chown(fd, int(n.Uid), int(n.Gid)); err != nil {
 		return err

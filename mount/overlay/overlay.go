@@ -3,15 +3,13 @@
 package overlay
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vfsd/vfsd/internal/beneath"
+	"github.com/vfsd/vfsd/internal/mountinfo"
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/vfs"
 )
@@ -283,20 +282,12 @@ func (m *Mount) releaseMeta() {
 // mountedHere reports whether an overlay with this mount's upper directory
 // is mounted at its directory (a killed daemon's mount lives on).
 func (m *Mount) mountedHere() bool {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		fields, tail := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(fields) < 5 || len(tail) < 3 || tail[0] != "overlay" || unescape(fields[4]) != m.dir {
+	ms, _ := mountinfo.Read()
+	for _, mi := range ms {
+		if mi.FSType != "overlay" || mi.MountPoint != m.dir || mi.SuperOptions == "" {
 			continue
 		}
-		if m.upper == "" || strings.Contains(","+tail[2]+",", ",upperdir="+m.upper+",") {
+		if m.upper == "" || slices.Contains(mi.SuperOption("upperdir"), m.upper) {
 			return true
 		}
 	}
@@ -497,25 +488,6 @@ func writeState(dir string, st state) error {
 		return fmt.Errorf("overlay mount state: %w", err)
 	}
 	return nil
-}
-
-// unescape decodes the octal escapes of /proc/self/mountinfo paths.
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // logf reports a background failure.

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/vfsd/vfsd/internal/mountinfo"
 	"github.com/vfsd/vfsd/mount/overlay"
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/vfs"
@@ -260,6 +261,36 @@ func TestTakeOverAfterCrash(t *testing.T) {
 	var st syscall.Statfs_t
 	require.NoError(t, syscall.Statfs(m3.Dir(), &st))
 	require.EqualValues(t, 0x794c7630, st.Type, "an overlayfs")
+}
+
+// TestTakeOverWithEscapedPaths: mountinfo writes a space in a path as
+// \040; a mount whose directory, upper directory and metadata layer have
+// spaces in their paths is still found mounted (taken over, not mounted a
+// second time) and its layer still counts as in use.
+func TestTakeOverWithEscapedPaths(t *testing.T) {
+	requireOverlay(t)
+	e := newEnv(t)
+	e.write(t, "a.txt", "alpha")
+	root := filepath.Join(e.root, "with space")
+	opts := overlay.Options{StateDir: filepath.Join(root, "state dir"), MetaCache: filepath.Join(root, "meta cache")}
+	dir := filepath.Join(root, "mnt dir")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	m, err := overlay.New(context.Background(), e.repo, e.s, dir, opts)
+	require.NoError(t, err)
+	require.True(t, overlay.MountedLowers()[m.Meta().Dir], "the layer is seen mounted")
+	m.Abandon()
+	m2, err := overlay.New(context.Background(), e.repo, e.s, dir, opts)
+	require.NoError(t, err)
+	defer m2.Unmount()
+	ms, err := mountinfo.Read()
+	require.NoError(t, err)
+	n := 0
+	for _, mi := range ms {
+		if mi.MountPoint == dir {
+			n++
+		}
+	}
+	require.Equal(t, 1, n, "the mount was taken over, not mounted again on top")
 }
 
 func TestReadOnlyMount(t *testing.T) {

@@ -1,6 +1,3 @@
-// Package contracts holds one conformance suite per seed contract: each
-// case is a clause of the contract's document (../shared/seeds/), run
-// through every transport a session offers.
 package contracts
 
 import (

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/vfsd/vfsd/internal/strictjson"
 )
 
 // CustomName is the name of a policy decoded from a policy object that
@@ -120,19 +122,17 @@ func decodeStrict(raw []byte, v any, what string) error {
 	if err := checkFields(raw, reflect.TypeOf(v).Elem(), ""); err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return fmt.Errorf("%s field %q must be %s, not %s", what, te.Field, kindWords(te.Type), te.Value)
-		}
-		return fmt.Errorf("the %s is not valid JSON: %w", what, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	err := strictjson.Decode(raw, v)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &te):
+		return fmt.Errorf("%s field %q must be %s, not %s", what, te.Field, kindWords(te.Type), te.Value)
+	case errors.Is(err, strictjson.ErrTrailingData):
 		return fmt.Errorf("the %s has data after the policy object", what)
 	}
-	return nil
+	return fmt.Errorf("the %s is not valid JSON: %w", what, err)
 }
 
 // checkFields reports the first field of the JSON object raw that struct

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/vfsd/vfsd/internal/mountinfo"
 )
 
 // Sandbox kinds, as vfsd run's --sandbox names them.
@@ -322,49 +324,27 @@ func HostSockets() []string {
 // vfsd must not look: a FUSE server that hangs would hang vfsd with it).
 // Mount points are reported by the kernel resolved, so they need no stat.
 func FuseMounts(mountpoint string) (sessions, all []string) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	ms, err := mountinfo.Read()
 	if err != nil {
 		return nil, nil
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		pre, post, ok := strings.Cut(l, " - ")
-		f, g := strings.Fields(pre), strings.Fields(post)
-		if ok && len(f) >= 5 && len(g) >= 2 && g[0] == "overlay" && strings.HasPrefix(g[1], "vfsd:") {
-			if mp := unescapeMountinfo(f[4]); mp != mountpoint { // another session's overlay mount
+	for _, m := range ms {
+		if m.FSType == "overlay" && strings.HasPrefix(m.Source, "vfsd:") {
+			if mp := m.MountPoint; mp != mountpoint { // another session's overlay mount
 				sessions = append(sessions, mp)
 			}
 			continue
 		}
-		if !ok || len(f) < 5 || len(g) < 2 || !strings.HasPrefix(g[0], "fuse") {
+		if !strings.HasPrefix(m.FSType, "fuse") {
 			continue
 		}
-		mp := unescapeMountinfo(f[4])
+		mp := m.MountPoint
 		all = append(all, mp)
-		if strings.HasPrefix(g[1], "vfsd:") && mp != mountpoint {
+		if strings.HasPrefix(m.Source, "vfsd:") && mp != mountpoint {
 			sessions = append(sessions, mp)
 		}
 	}
 	return sessions, all
-}
-
-// unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var c byte
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%3o", &c); err == nil {
-				b.WriteByte(c)
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // SetMasks sets what the sandbox hides. It keeps, of the candidate paths,

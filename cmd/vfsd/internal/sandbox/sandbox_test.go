@@ -80,11 +80,6 @@ func TestRunStatus(t *testing.T) {
 	}
 }
 
-func TestUnescapeMountinfo(t *testing.T) {
-	require.Equal(t, "/tmp/a b", unescapeMountinfo(`/tmp/a\040b`))
-	require.Equal(t, "/plain", unescapeMountinfo("/plain"))
-}
-
 func TestSetMasks(t *testing.T) {
 	dir := t.TempDir()
 	data, proj, sock := dir+"/data", dir+"/proj", dir+"/s.sock"
