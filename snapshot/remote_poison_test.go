@@ -57,6 +57,20 @@ func junkLike(want []byte, sameSize bool) []byte {
 	return []byte("planted by another tenant of the bucket")
 }
 
+// poisonedSetup is a repository on a new bucket with a snapshot of a
+// session holding poisonFiles, not pushed yet.
+func poisonedSetup(t *testing.T) (*bucket, *snapshot.Repo, *snapshot.Snapshot) {
+	t.Helper()
+	remote := newBucket()
+	a, _ := newRemoteRepo(t, remote, snapshot.RemoteOptions{})
+	sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
+	require.NoError(t, err)
+	writeAll(t, sa, poisonFiles)
+	snap, err := a.Snapshot(ctx, sa, "")
+	require.NoError(t, err)
+	return remote, a, snap
+}
+
 // TestPushRepairsPlantedBlob: another tenant of the bucket puts junk under
 // the key of a blob the push is about to send (blobs/<BLAKE3 of its
 // content>). The push must not take the listing's word for it: it finds
@@ -67,13 +81,7 @@ func junkLike(want []byte, sameSize bool) []byte {
 func TestPushRepairsPlantedBlob(t *testing.T) {
 	for _, sameSize := range []bool{false, true} {
 		t.Run(fmt.Sprintf("same size %v", sameSize), func(t *testing.T) {
-			remote := newBucket()
-			a, _ := newRemoteRepo(t, remote, snapshot.RemoteOptions{})
-			sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
-			require.NoError(t, err)
-			writeAll(t, sa, poisonFiles)
-			snap, err := a.Snapshot(ctx, sa, "")
-			require.NoError(t, err)
+			remote, a, snap := poisonedSetup(t)
 
 			victim := []byte(poisonFiles["src/util.go"])
 			remote.Plant(snapshot.Blobs, vfs.HashOf(victim), junkLike(victim, sameSize), timeZero)
@@ -96,13 +104,7 @@ func TestPushRepairsPlantedBlob(t *testing.T) {
 func TestPushRepairsPlantedRecords(t *testing.T) {
 	for _, sameSize := range []bool{false, true} {
 		t.Run(fmt.Sprintf("own record, same size %v", sameSize), func(t *testing.T) {
-			remote := newBucket()
-			a, _ := newRemoteRepo(t, remote, snapshot.RemoteOptions{})
-			sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
-			require.NoError(t, err)
-			writeAll(t, sa, poisonFiles)
-			snap, err := a.Snapshot(ctx, sa, "")
-			require.NoError(t, err)
+			remote, a, snap := poisonedSetup(t)
 			id, err := vfs.ParseHash(snap.ID)
 			require.NoError(t, err)
 			remote.Plant(snapshot.Records, id, junkLike(localObject(t, a, snapshot.Records, id), sameSize), timeZero)
@@ -172,14 +174,8 @@ func maps(base, over map[string]string) map[string]string {
 func TestRePushRepairsOverwrittenObject(t *testing.T) {
 	for _, sameSize := range []bool{false, true} {
 		t.Run(fmt.Sprintf("same size %v", sameSize), func(t *testing.T) {
-			remote := newBucket()
-			a, _ := newRemoteRepo(t, remote, snapshot.RemoteOptions{})
-			sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
-			require.NoError(t, err)
-			writeAll(t, sa, poisonFiles)
-			snap, err := a.Snapshot(ctx, sa, "")
-			require.NoError(t, err)
-			_, err = a.Push(ctx, snap.ID)
+			remote, a, snap := poisonedSetup(t)
+			_, err := a.Push(ctx, snap.ID)
 			require.NoError(t, err)
 
 			victim := []byte(poisonFiles["docs/README"])
