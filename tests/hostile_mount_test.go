@@ -39,6 +39,7 @@ import (
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
+	"github.com/vfsd/vfsd/mount/mounttest"
 	"github.com/vfsd/vfsd/mount/overlay"
 )
 
@@ -113,7 +114,7 @@ func TestHostileOverlayMirrorSwapDuringPatch(t *testing.T) {
 	defer cancel()
 	_, c, mnt := hostileSession(t, ctx, "mp", api.BackendOverlay, nil, seedD)
 	victim, _ := victimTree(t)
-	before := hostTreeState(t, victim)
+	before := mounttest.HostState(t, victim)
 
 	d := filepath.Join(mnt, "d")
 	var swapErr error
@@ -141,7 +142,7 @@ func TestHostileOverlayMirrorSwapDuringPatch(t *testing.T) {
 	}
 	require.NoError(t, swapErr)
 	t.Logf("swapped d for a symlink on the merged directory's event for %q; apply_patch: %.200s", trigger, a.body)
-	require.Equal(t, before, hostTreeState(t, victim),
+	require.Equal(t, before, mounttest.HostState(t, victim),
 		"mirroring apply_patch followed the symlink the mount's user swapped in for d and changed the host directory %s", victim)
 }
 
@@ -157,7 +158,7 @@ func TestHostileOverlayMirrorSwapRace(t *testing.T) {
 	defer cancel()
 	_, c, mnt := hostileSession(t, ctx, "mr", api.BackendOverlay, nil, seedD)
 	victim, _ := victimTree(t)
-	before := hostTreeState(t, victim)
+	before := mounttest.HostState(t, victim)
 
 	const runFor = 8 * time.Second
 	h := startHostile(t, ctx, hostileConfig{Mode: "swapdir", Mount: mnt, Dirs: []string{"d"}, Targets: []string{victim},
@@ -170,7 +171,7 @@ func TestHostileOverlayMirrorSwapRace(t *testing.T) {
 			oks[a.tool]++
 		}
 	}
-	for round := 0; time.Now().Before(deadline) && hostTreeState(t, victim) == before; round++ {
+	for round := 0; time.Now().Before(deadline) && mounttest.HostState(t, victim) == before; round++ {
 		note(call(ctx, c, "mr", "write_file", map[string]any{"path": "d/x", "content": fmt.Sprintf("x %d\n", round)}))
 		note(call(ctx, c, "mr", "write_file", map[string]any{"path": "d/a", "content": "line one\nline two\n"}))
 		note(call(ctx, c, "mr", "edit_file", map[string]any{"path": "d/a", "old_string": "line", "new_string": "LINE", "replace_all": true}))
@@ -185,7 +186,7 @@ func TestHostileOverlayMirrorSwapRace(t *testing.T) {
 	}
 	rep := h.stop(t)
 	t.Logf("%d tool calls (succeeded: %v); the mount's program: %v", calls, oks, rep)
-	require.Equal(t, before, hostTreeState(t, victim),
+	require.Equal(t, before, mounttest.HostState(t, victim),
 		"a tool's change mirrored into the merged directory followed the symlink the mount's user swapped in for d and changed the host directory %s", victim)
 }
 
@@ -202,7 +203,7 @@ func TestHostileOverlayIngestExchangeRace(t *testing.T) {
 	defer cancel()
 	p, c, mnt := hostileSession(t, ctx, "ie", api.BackendOverlay, nil, map[string]string{"top.txt": "top\n"})
 	victim, secret := victimTree(t)
-	before := hostTreeState(t, victim)
+	before := mounttest.HostState(t, victim)
 	tokenPath := filepath.Join(p.dataDir, "token")
 	token, err := os.ReadFile(tokenPath)
 	require.NoError(t, err)
@@ -252,7 +253,7 @@ func TestHostileOverlayIngestExchangeRace(t *testing.T) {
 	t.Logf("%d tool calls (%d failed, allowed); the mount's program: %v", len(answers), failed, rep)
 	requireNoSecretInAnswers(t, answers, secrets)
 	requireNoSecretInSession(t, ctx, c, "ie", secrets)
-	require.Equal(t, before, hostTreeState(t, victim))
+	require.Equal(t, before, mounttest.HostState(t, victim))
 }
 
 // quotaCode reports whether a failure's code is the session quota's:
@@ -415,8 +416,8 @@ func hostileMount(t *testing.T, backend string, dur time.Duration) {
 	p, c, mnt := hostileSession(t, ctx, "h", backend, nil, seed)
 	victim, secret := victimTree(t)
 	tokenPath := filepath.Join(p.dataDir, "token")
-	hostBefore := hostTreeState(t, victim)
-	tokenBefore := hostTreeState(t, tokenPath)
+	hostBefore := mounttest.HostState(t, victim)
+	tokenBefore := mounttest.HostState(t, tokenPath)
 	secrets := map[string]string{"the host's secret file": secret, "the daemon's admin token": p.adminToken()}
 
 	h := startHostile(t, ctx, hostileConfig{Mode: "chaos", Mount: mnt,
@@ -510,12 +511,12 @@ func hostileMount(t *testing.T, backend string, dur time.Duration) {
 
 	// The host outside the session is as it was.
 	// (assert, not require: what came into the session is checked too.)
-	assert.Equal(t, hostBefore, hostTreeState(t, victim), "%s: a host directory outside the session changed", backend)
-	assert.Equal(t, tokenBefore, hostTreeState(t, tokenPath), "%s: the daemon's token file changed", backend)
+	assert.Equal(t, hostBefore, mounttest.HostState(t, victim), "%s: a host directory outside the session changed", backend)
+	assert.Equal(t, tokenBefore, mounttest.HostState(t, tokenPath), "%s: the daemon's token file changed", backend)
 	// Nothing foreign came in: not in an answer, not in the session.
 	requireNoSecretInAnswers(t, leaks, secrets)
 	requireNoSecretInSession(t, ctx, c, "h", secrets)
-	hostAfter := hostTreeState(t, victim)
+	hostAfter := mounttest.HostState(t, victim)
 	if backend == api.BackendOverlay {
 		// Unmount takes in the last changes: they are clean too.
 		uctx, ucancel := context.WithTimeout(ctx, time.Minute)
@@ -524,7 +525,7 @@ func hostileMount(t *testing.T, backend string, dur time.Duration) {
 			t.Logf("unmount: %v", err)
 		}
 		requireNoSecretInSession(t, ctx, c, "h", secrets)
-		require.Equal(t, hostAfter, hostTreeState(t, victim), "%s: a host directory outside the session changed at unmount", backend)
+		require.Equal(t, hostAfter, mounttest.HostState(t, victim), "%s: a host directory outside the session changed at unmount", backend)
 	}
 	require.NotContains(t, p.logText(), "panic:", "the daemon's log")
 }

@@ -20,7 +20,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,38 +31,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vfsd/vfsd/internal/mountinfo"
+	"github.com/vfsd/vfsd/mount/mounttest"
 	"github.com/vfsd/vfsd/vfs"
 )
-
-// hostState describes a host tree for an unchanged-or-not comparison:
-// every entry's kind and permissions, owner, size, mtime, and a file's
-// content or a symlink's target. Directories' times are included: nothing
-// may create or remove entries in a victim directory either.
-func hostState(t testing.TB, dir string) string {
-	t.Helper()
-	var lines []string
-	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		require.NoError(t, err)
-		rel, _ := filepath.Rel(dir, p)
-		var st unix.Stat_t
-		require.NoError(t, unix.Lstat(p, &st))
-		line := fmt.Sprintf("%s mode=%o owner=%d:%d size=%d mtime=%d", rel, st.Mode, st.Uid, st.Gid, st.Size,
-			unix.TimespecToNsec(st.Mtim))
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFREG:
-			b, err := os.ReadFile(p)
-			require.NoError(t, err)
-			line += fmt.Sprintf(" %q", b)
-		case unix.S_IFLNK:
-			target, err := os.Readlink(p)
-			require.NoError(t, err)
-			line += " -> " + target
-		}
-		lines = append(lines, line)
-		return nil
-	}))
-	return strings.Join(lines, "\n")
-}
 
 // newVictim makes a host directory outside the mount and the repository
 // that the attacks aim at: files named like the session's (a, b, c),
@@ -264,14 +234,14 @@ func TestAttackMirrorFollowsSwappedDirSymlink(t *testing.T) {
 			}
 			m := e.mount(t)
 			victim := newVictim(t)
-			before := hostState(t, victim)
+			before := mounttest.HostState(t, victim)
 			d := filepath.Join(m.Dir(), "d")
 			require.NoError(t, os.Rename(d, d+".away"))
 			require.NoError(t, os.Symlink(victim, d))
 
 			tc.op(t, e.s) // a tool's change: mirrored at once, no ingest first
 
-			require.Equal(t, before, hostState(t, victim),
+			require.Equal(t, before, mounttest.HostState(t, victim),
 				"the mirror followed the symlink the mount user put at d and changed the host directory %s", victim)
 		})
 	}
@@ -310,14 +280,14 @@ func TestAttackMirrorFollowsSwappedFileSymlink(t *testing.T) {
 			e.write(t, "f", "session f\n")
 			m := e.mount(t)
 			victim := newVictim(t)
-			before := hostState(t, victim)
+			before := mounttest.HostState(t, victim)
 			f := filepath.Join(m.Dir(), "f")
 			require.NoError(t, os.Symlink(filepath.Join(victim, "a"), f+".tmp"))
 			require.NoError(t, os.Rename(f+".tmp", f))
 
 			tc.op(t, e.s)
 
-			require.Equal(t, before, hostState(t, victim),
+			require.Equal(t, before, mounttest.HostState(t, victim),
 				"the mirror followed the symlink the mount user put at f and changed the host file %s/a", victim)
 		})
 	}
@@ -422,7 +392,7 @@ func TestAttackIngestFollowsExchangedDir(t *testing.T) {
 	// it finds the directory exchanged in, consistently.
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "z"), 0o755))
 	require.NoError(t, os.Symlink(hostDir, filepath.Join(dir, "z", "ld")))
-	before := hostState(t, hostDir)
+	before := mounttest.HostState(t, hostDir)
 
 	var exErr error
 	done, stop := onInotify(t, upperDir(t, dir), unix.IN_OPEN, "a-dir", func() {
@@ -438,5 +408,5 @@ func TestAttackIngestFollowsExchangedDir(t *testing.T) {
 	require.NoError(t, exErr)
 	t.Logf("ingest: %v", ingErr)
 	requireSessionClean(t, e, secret, filepath.Base(secretPath))
-	require.Equal(t, before, hostState(t, hostDir), "the ingest changed the host directory")
+	require.Equal(t, before, mounttest.HostState(t, hostDir), "the ingest changed the host directory")
 }
