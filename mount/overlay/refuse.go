@@ -18,9 +18,9 @@ import (
 // and undid in the merged directory.
 type refusals struct {
 	count int
-	quota bool       // some were over the session's quota (else: names no session path can hold)
-	shown []string   // the first few, for the error
-	dirs  []vfs.Path // refused directories: what is beneath them went with them
+	quota bool              // some were over the session's quota (else: names no session path can hold)
+	shown []string          // the first few, for the error
+	dirs  map[vfs.Path]bool // refused paths the session did not have: what is beneath them went with them
 }
 
 // maxShownRefusals is how many refused paths the error names.
@@ -33,10 +33,15 @@ func (r *refusals) add(what string) {
 	}
 }
 
-// covers reports whether p is beneath a refused directory.
+// covers reports whether p is beneath a refused directory: one lookup per
+// ancestor, however many were refused.
 func (r *refusals) covers(p vfs.Path) bool {
-	for _, d := range r.dirs {
-		if p != d && p.HasPrefix(d) {
+	if len(r.dirs) == 0 {
+		return false
+	}
+	for q := p; !q.IsRoot(); {
+		q = q.Parent()
+		if r.dirs[q] {
 			return true
 		}
 	}
@@ -95,7 +100,10 @@ func (in *ingester) refuse(p vfs.Path, cause error) {
 	switch {
 	case err != nil:
 	case !ok:
-		in.refused.dirs = append(in.refused.dirs, p)
+		if in.refused.dirs == nil {
+			in.refused.dirs = map[vfs.Path]bool{}
+		}
+		in.refused.dirs[p] = true
 		err = m.removeMerged(p, true)
 	case n.IsFile():
 		if err = m.writeContent(p); err == nil {
