@@ -119,7 +119,7 @@ func TestHostileOverlayMirrorSwapDuringPatch(t *testing.T) {
 	d := filepath.Join(mnt, "d")
 	var swapErr error
 	var trigger string
-	fired, stop := watchDir(t, mnt, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_OPEN|unix.IN_MODIFY,
+	fired, stop := mounttest.WatchDir(t, mnt, unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_OPEN|unix.IN_MODIFY,
 		func(name string) bool { return name == "d" || name == "d.away" },
 		func(name string) {
 			trigger = name

@@ -25,7 +25,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -113,51 +112,11 @@ func upperDir(t testing.TB, dir string) string {
 }
 
 // onInotify watches dir for mask and calls fn (once) when an event for
-// name arrives ("" for dir itself); it returns a channel closed after fn
-// ran and a stop function.
+// name arrives; it returns a channel closed after fn ran and a stop
+// function.
 func onInotify(t testing.TB, dir string, mask uint32, name string, fn func()) (<-chan struct{}, func()) {
 	t.Helper()
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
-	require.NoError(t, err)
-	_, err = unix.InotifyAddWatch(fd, dir, mask)
-	require.NoError(t, err)
-	done, stop := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer unix.Close(fd)
-		buf := make([]byte, 64<<10)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			if n, _ := unix.Poll(fds, 20); n <= 0 {
-				continue
-			}
-			n, err := unix.Read(fd, buf)
-			if err != nil {
-				continue
-			}
-			for off := 0; off+unix.SizeofInotifyEvent <= n; {
-				ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
-				got := string(bytes.TrimRight(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)], "\x00"))
-				off += unix.SizeofInotifyEvent + int(ev.Len)
-				if ev.Mask&mask != 0 && got == name {
-					fn()
-					close(done)
-					return
-				}
-			}
-		}
-	}()
-	stopped := false
-	return done, func() {
-		if !stopped {
-			stopped = true
-			close(stop)
-		}
-	}
+	return mounttest.WatchDir(t, dir, mask, func(got string) bool { return got != name }, func(string) { fn() })
 }
 
 // exchange swaps two names with renameat2(RENAME_EXCHANGE).
