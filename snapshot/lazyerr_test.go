@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vfsd/vfsd/snapshot"
-	"github.com/vfsd/vfsd/tools/toolstest"
+	"github.com/vfsd/vfsd/snapshot/snapshottest"
 	"github.com/vfsd/vfsd/vfs"
 )
 
@@ -16,7 +16,7 @@ import (
 // directory whose manifest cannot be read fails with io_error, never
 // lists it as added, deleted or unchanged.
 func TestDiffUnreadableLazyDirectory(t *testing.T) {
-	b := toolstest.NewBroken(t, nil)
+	b := snapshottest.NewBroken(t)
 	empty, err := b.Repo.NewSession(ctx, snapshot.SessionOptions{ID: "empty"})
 	require.NoError(t, err)
 	broken, err := b.Repo.Get(ctx, b.Snapshot)
@@ -63,7 +63,7 @@ func TestDiffUnreadableLazyDirectory(t *testing.T) {
 // TestSessionUnreadableLazyDirectory: the session's own reads and writes
 // beneath an unreadable lazily loaded directory fail with io_error.
 func TestSessionUnreadableLazyDirectory(t *testing.T) {
-	b := toolstest.NewBroken(t, nil)
+	b := snapshottest.NewBroken(t)
 	s := b.S
 	cases := []struct {
 		name string
