@@ -214,7 +214,7 @@ func (im *Importer) Import(ctx context.Context, repo *snapshot.Repo, mounts []Mo
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
 
 func tooLarge(mp *mountPlan, found int64) error {
-	return &vfs.Error{Op: "mount", Path: mp.hostPath, Code: vfs.CodeTooLarge,
+	return &vfs.Error{Op: "stage folder", Path: mp.hostPath, Code: vfs.CodeTooLarge,
 		Msg: fmt.Sprintf("holds %d bytes to import, over its max_bytes cap of %d; narrow it with include_glob/exclude_glob or raise the cap", found, mp.MaxBytes)}
 }
 

@@ -84,7 +84,7 @@ func validate(m Mount) (*mountPlan, error) {
 	}{{"include_glob", m.Include, &mp.include}, {"exclude_glob", m.Exclude, &mp.exclude}} {
 		for _, pat := range list.in {
 			if err := checkPattern(pat); err != nil {
-				return nil, &vfs.Error{Op: "mount", Path: m.HostPath, Code: vfs.CodeInvalidPattern,
+				return nil, &vfs.Error{Op: "stage folder", Path: m.HostPath, Code: vfs.CodeInvalidPattern,
 					Msg: fmt.Sprintf("%s %q: %v", list.what, pat, err)}
 			}
 			*list.out = append(*list.out, pat)
@@ -94,16 +94,16 @@ func validate(m Mount) (*mountPlan, error) {
 		mp.exclude = append(mp.exclude, DefaultExcludes...)
 	}
 	if !filepath.IsAbs(m.HostPath) {
-		return nil, &vfs.Error{Op: "mount", Path: m.HostPath, Code: vfs.CodeInvalid, Msg: "host_path must be absolute"}
+		return nil, &vfs.Error{Op: "stage folder", Path: m.HostPath, Code: vfs.CodeInvalid, Msg: "host_path must be absolute"}
 	}
 	for _, seg := range strings.FieldsFunc(m.HostPath, func(c rune) bool { return c < 0x80 && os.IsPathSeparator(uint8(c)) }) {
 		if seg == ".." {
-			return nil, &vfs.Error{Op: "mount", Path: m.HostPath, Code: vfs.CodeInvalid, Msg: `host_path must not contain ".."; name the folder directly`}
+			return nil, &vfs.Error{Op: "stage folder", Path: m.HostPath, Code: vfs.CodeInvalid, Msg: `host_path must not contain ".."; name the folder directly`}
 		}
 	}
 	mp.hostPath = filepath.Clean(m.HostPath)
 	if m.MaxBytes < 0 {
-		return nil, &vfs.Error{Op: "mount", Path: m.HostPath, Code: vfs.CodeInvalid, Msg: "max_bytes must not be negative"}
+		return nil, &vfs.Error{Op: "stage folder", Path: m.HostPath, Code: vfs.CodeInvalid, Msg: "max_bytes must not be negative"}
 	}
 	dst := m.MountPath
 	if dst == "" {
@@ -111,7 +111,7 @@ func validate(m Mount) (*mountPlan, error) {
 	}
 	p, err := vfs.ParsePath(dst)
 	if err != nil {
-		return nil, &vfs.Error{Op: "mount", Path: m.HostPath, Code: vfs.CodeInvalidPath, Msg: fmt.Sprintf("mount_path %q: %v", dst, err)}
+		return nil, &vfs.Error{Op: "stage folder", Path: m.HostPath, Code: vfs.CodeInvalidPath, Msg: fmt.Sprintf("mount_path %q: %v", dst, err)}
 	}
 	mp.mountPath = p
 	return mp, nil
@@ -130,7 +130,7 @@ func checkPattern(pat string) error {
 	}
 	for _, seg := range strings.Split(pat, "/") {
 		if seg == ".." {
-			return fmt.Errorf(`".." cannot match anything inside the mount`)
+			return fmt.Errorf(`".." cannot match anything inside the folder`)
 		}
 	}
 	return nil

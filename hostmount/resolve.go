@@ -81,17 +81,17 @@ func openBeneath(dirfd int, rel string, flags int, noSymlinks bool) (int, error)
 func openErr(hp string, err error) error {
 	switch {
 	case errors.Is(err, unix.EXDEV):
-		return &vfs.Error{Op: "mount", Path: hp, Code: vfs.CodeForbidden, Msg: "resolves outside its allowed root through a symlink"}
+		return &vfs.Error{Op: "stage folder", Path: hp, Code: vfs.CodeForbidden, Msg: "resolves outside its allowed root through a symlink"}
 	case errors.Is(err, unix.ENOENT):
-		return &vfs.Error{Op: "mount", Path: hp, Code: vfs.CodeNotFound, Msg: "does not exist on the host"}
+		return &vfs.Error{Op: "stage folder", Path: hp, Code: vfs.CodeNotFound, Msg: "does not exist on the host"}
 	case errors.Is(err, unix.ELOOP):
-		return &vfs.Error{Op: "mount", Path: hp, Code: vfs.CodeInvalid, Msg: "is or passes through a symlink that cannot be followed (loop, or symlinks not allowed here)"}
+		return &vfs.Error{Op: "stage folder", Path: hp, Code: vfs.CodeInvalid, Msg: "is or passes through a symlink that cannot be followed (loop, or symlinks not allowed here)"}
 	case errors.Is(err, unix.ENOTDIR):
-		return &vfs.Error{Op: "mount", Path: hp, Code: vfs.CodeNotDir, Msg: "a parent on the host is not a directory"}
+		return &vfs.Error{Op: "stage folder", Path: hp, Code: vfs.CodeNotDir, Msg: "a parent on the host is not a directory"}
 	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
-		return &vfs.Error{Op: "mount", Path: hp, Code: vfs.CodeForbidden, Msg: "the daemon may not read it"}
+		return &vfs.Error{Op: "stage folder", Path: hp, Code: vfs.CodeForbidden, Msg: "the daemon may not read it"}
 	}
-	return &vfs.Error{Op: "mount", Path: hp, Code: vfs.CodeIO, Msg: "cannot open it", Err: err}
+	return &vfs.Error{Op: "stage folder", Path: hp, Code: vfs.CodeIO, Msg: "cannot open it", Err: err}
 }
 
 // fileOf wraps a raw descriptor.

@@ -238,15 +238,15 @@ func openFileNoFollow(r *os.Root, rel string, check func(f *os.File, now fs.File
 func openErr(hp string, err error) error {
 	switch {
 	case errors.Is(err, errOutside):
-		return &vfs.Error{Op: "mount", Path: hp, Code: vfs.CodeForbidden, Msg: "resolves outside its allowed root through a symlink"}
+		return &vfs.Error{Op: "stage folder", Path: hp, Code: vfs.CodeForbidden, Msg: "resolves outside its allowed root through a symlink"}
 	case errors.Is(err, fs.ErrNotExist):
-		return &vfs.Error{Op: "mount", Path: hp, Code: vfs.CodeNotFound, Msg: "does not exist on the host"}
+		return &vfs.Error{Op: "stage folder", Path: hp, Code: vfs.CodeNotFound, Msg: "does not exist on the host"}
 	case errors.Is(err, errLoop):
-		return &vfs.Error{Op: "mount", Path: hp, Code: vfs.CodeInvalid, Msg: "is or passes through a symlink that cannot be followed (loop)"}
+		return &vfs.Error{Op: "stage folder", Path: hp, Code: vfs.CodeInvalid, Msg: "is or passes through a symlink that cannot be followed (loop)"}
 	case errors.Is(err, errNotDir), errClassOf(err) == errKind:
-		return &vfs.Error{Op: "mount", Path: hp, Code: vfs.CodeNotDir, Msg: "a parent on the host is not a directory"}
+		return &vfs.Error{Op: "stage folder", Path: hp, Code: vfs.CodeNotDir, Msg: "a parent on the host is not a directory"}
 	case errors.Is(err, fs.ErrPermission):
-		return &vfs.Error{Op: "mount", Path: hp, Code: vfs.CodeForbidden, Msg: "the daemon may not read it"}
+		return &vfs.Error{Op: "stage folder", Path: hp, Code: vfs.CodeForbidden, Msg: "the daemon may not read it"}
 	}
-	return &vfs.Error{Op: "mount", Path: hp, Code: vfs.CodeIO, Msg: "cannot open it", Err: err}
+	return &vfs.Error{Op: "stage folder", Path: hp, Code: vfs.CodeIO, Msg: "cannot open it", Err: err}
 }

@@ -34,14 +34,14 @@ func (sc *scanner) scan(rootRel string) error {
 		return openErr(sc.mp.hostPath, err)
 	}
 	if rootRel, err = realRel(sc.root, real); err != nil {
-		return &vfs.Error{Op: "mount", Path: sc.mp.hostPath, Code: vfs.CodeForbidden, Msg: "resolves outside its allowed root"}
+		return &vfs.Error{Op: "stage folder", Path: sc.mp.hostPath, Code: vfs.CodeForbidden, Msg: "resolves outside its allowed root"}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return openErr(sc.mp.hostPath, err)
 	}
 	if sc.private.holds(real) || sc.private.is(&st) {
-		return &vfs.Error{Op: "mount", Path: sc.mp.hostPath, Code: vfs.CodeForbidden,
+		return &vfs.Error{Op: "stage folder", Path: sc.mp.hostPath, Code: vfs.CodeForbidden,
 			Msg: "is the daemon's own data (its data directory, socket or token file) and is never staged; mount a folder outside it"}
 	}
 	switch st.Mode & unix.S_IFMT {
@@ -60,7 +60,7 @@ func (sc *scanner) scan(rootRel string) error {
 		sc.addFile(entry{path: sc.mp.mountPath, openRel: rootRel}, "", &st, xattrsOfFd(fd, true))
 		return nil
 	}
-	return &vfs.Error{Op: "mount", Path: sc.mp.hostPath, Code: vfs.CodeInvalid, Msg: "is neither a directory nor a regular file"}
+	return &vfs.Error{Op: "stage folder", Path: sc.mp.hostPath, Code: vfs.CodeInvalid, Msg: "is neither a directory nor a regular file"}
 }
 
 // realRel returns real — a resolved absolute path — relative to r.

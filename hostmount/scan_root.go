@@ -34,7 +34,7 @@ func (sc *scanner) scan(rootRel string) error {
 		return openErr(sc.mp.hostPath, err)
 	}
 	if sc.private.holds(hostJoin(sc.root.path, real)) || sc.private.is(fi) {
-		return &vfs.Error{Op: "mount", Path: sc.mp.hostPath, Code: vfs.CodeForbidden,
+		return &vfs.Error{Op: "stage folder", Path: sc.mp.hostPath, Code: vfs.CodeForbidden,
 			Msg: "is the daemon's own data (its data directory, socket or token file) and is never staged; mount a folder outside it"}
 	}
 	switch {
@@ -45,7 +45,7 @@ func (sc *scanner) scan(rootRel string) error {
 		}
 		if now, err := d.Stat("."); err != nil || !os.SameFile(now, fi) {
 			d.Close()
-			return &vfs.Error{Op: "mount", Path: sc.mp.hostPath, Code: vfs.CodeConflict, Msg: "changed on the host while being opened; import again"}
+			return &vfs.Error{Op: "stage folder", Path: sc.mp.hostPath, Code: vfs.CodeConflict, Msg: "changed on the host while being opened; import again"}
 		}
 		sc.add(entry{path: sc.mp.mountPath, kind: vfs.KindDir, meta: infoMeta(fi)})
 		if sc.visiting != nil {
@@ -60,7 +60,7 @@ func (sc *scanner) scan(rootRel string) error {
 		sc.addFile(entry{path: sc.mp.mountPath, openRel: real}, fi, id, nlink)
 		return nil
 	}
-	return &vfs.Error{Op: "mount", Path: sc.mp.hostPath, Code: vfs.CodeInvalid, Msg: "is neither a directory nor a regular file"}
+	return &vfs.Error{Op: "stage folder", Path: sc.mp.hostPath, Code: vfs.CodeInvalid, Msg: "is neither a directory nor a regular file"}
 }
 
 func (sc *scanner) add(e entry) { sc.entries = append(sc.entries, e) }

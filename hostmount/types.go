@@ -296,7 +296,7 @@ func findRoot(roots []root, hp string) (root, string, error) {
 		if len(allowed) > 0 {
 			msg = fmt.Sprintf("is outside the allowed roots %s; mount a folder inside one, or allow its root with --allow-root", strings.Join(allowed, ", "))
 		}
-		return root{}, "", &vfs.Error{Op: "mount", Path: hp, Code: vfs.CodeForbidden, Msg: msg}
+		return root{}, "", &vfs.Error{Op: "stage folder", Path: hp, Code: vfs.CodeForbidden, Msg: msg}
 	}
 	return best, rel, nil
 }
