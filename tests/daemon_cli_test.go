@@ -78,7 +78,7 @@ func TestDaemonCLI(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "imported its folders again")
 	require.Contains(t, errOut, "importing: 1/1 files", "--progress shows the import on stderr")
-	require.Contains(t, run(0, "session", "show", "p"), "mount     "+proj+" -> /")
+	require.Contains(t, run(0, "session", "show", "p"), "folder    "+proj+" -> /")
 
 	// Usage errors exit 2, failures 1, each saying what to do.
 	require.Contains(t, run(2, "session", "show"), "accepts 1 arg")

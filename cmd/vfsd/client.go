@@ -156,13 +156,13 @@ func describeSession(w io.Writer, s *api.Session) {
 		fmt.Fprintf(w, "fork of   %s\n", s.ForkOf)
 	}
 	for _, m := range s.Mounts {
-		fmt.Fprintf(w, "mount     %s -> %s\n", m.HostPath, mountPathText(m.MountPath))
+		fmt.Fprintf(w, "folder    %s -> %s\n", m.HostPath, mountPathText(m.MountPath))
 	}
 	if s.ImportSnapshot != "" {
 		fmt.Fprintf(w, "import    %s (apply writes the changes since)\n", s.ImportSnapshot)
 	}
 	for _, f := range s.FuseMounts {
-		fmt.Fprintf(w, "fuse      %s\n", f.Dir)
+		fmt.Fprintf(w, "mounted   %s (%s)\n", f.Dir, mountBackendText(f.Backend))
 	}
 }
 
@@ -224,4 +224,12 @@ func readParams(arg string, stdin io.Reader) (json.RawMessage, error) {
 		return nil, usageError{errors.New("--params must be a JSON object (or - for stdin, @FILE for a file)")}
 	}
 	return b, nil
+}
+
+// mountBackendText names a mount's backend as the CLI says it.
+func mountBackendText(b string) string {
+	if b == "" {
+		return "fuse"
+	}
+	return b
 }
