@@ -1,14 +1,14 @@
 package daemon
 
 import (
+	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/hostmount"
 )
 
-// handleApply writes what changed in a session since its import back to
+// Apply writes what changed in a session since its import back to
 // the host folders it was staged from, refusing (and reporting) each path
 // the host changed meanwhile or would not take. The answer is always the
 // whole report: a change that fails half-way is a conflict with its
@@ -16,45 +16,40 @@ import (
 // advances by exactly what was applied (to the session's state when
 // everything was), so the next apply writes only what is left or changes
 // later.
-func (d *Daemon) handleApply(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+func (d *Daemon) Apply(ctx context.Context, id string, req api.ApplyRequest) (*api.ApplyReport, error) {
+	e, err := d.lookup(id)
 	if err != nil {
-		return err
-	}
-	var req api.ApplyRequest
-	if err := decodeBody(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
 	e.hostMu.Lock()
 	defer e.hostMu.Unlock()
-	if err := d.settle(r.Context(), e); err != nil {
-		return err
+	if err := d.settle(ctx, e); err != nil {
+		return nil, err
 	}
 	e.mu.Lock()
 	base, mounts := e.meta.Import, e.meta.Mounts
 	e.mu.Unlock()
 	if base == "" || len(mounts) == 0 {
-		return apiErr(api.CodeConflict, "session %s has no host folders to apply to: only sessions created with mounts (and their forks) can be applied; read its diff instead", e.id)
+		return nil, apiErr(api.CodeConflict, "session %s has no host folders to apply to: only sessions created with mounts (and their forks) can be applied; read its diff instead", e.id)
 	}
 	im, err := d.importer(e.pol.ASCIIOnly)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// A real apply snapshots the session and writes from that snapshot: a
 	// tool call racing the apply is wholly in it or left for the next.
-	rep, err := im.Apply(r.Context(), d.repo, base, e.s, mounts, hostmount.ApplyOptions{DryRun: req.DryRun, KeepSetID: req.KeepSetID})
+	rep, err := im.Apply(ctx, d.repo, base, e.s, mounts, hostmount.ApplyOptions{DryRun: req.DryRun, KeepSetID: req.KeepSetID})
 	if err != nil {
-		return fmt.Errorf("apply %s: %w", e.id, err)
+		return nil, fmt.Errorf("apply %s: %w", e.id, err)
 	}
 	out := applyReport(rep)
 	if !req.DryRun && rep.Import != "" {
 		if rep.Import != base {
 			if err := d.updateMeta(e, func(m *sessionMeta) { m.Import = rep.Import }); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		out.ImportSnapshot = rep.Import
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return &out, nil
 }

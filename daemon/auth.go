@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -9,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,103 +70,62 @@ func loadAdminToken(cfg Config) (string, error) {
 	return tok, nil
 }
 
-// principal is who a request acts for: the admin, or one session.
-type principal struct {
-	admin   bool
-	session string // the session a session token reaches
-	// ui is the review page's login when the request's cookie
-	// authenticated it (uiauth.go).
-	ui *uiLogin
-}
-
-// scope is what a route requires of its caller.
-type scope int
-
-const (
-	scopePublic  scope = iota // anyone, unauthenticated included (/healthz)
-	scopeAny                  // any authenticated caller (blobs)
-	scopeSession              // the admin, or the token of the route's {id}
-	scopeAdmin                // the admin only
-)
-
-type principalKey struct{}
-
-// principalOf returns the request's principal, or nil if it has none.
-func principalOf(ctx context.Context) *principal {
-	p, _ := ctx.Value(principalKey{}).(*principal)
-	return p
-}
-
-type viaSocketKey struct{}
-
-// authenticate works out who the request is from: anything arriving on the
-// Unix socket is the admin; on TCP, the bearer token says.
-func (d *Daemon) authenticate(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var p *principal
-		if v, _ := r.Context().Value(viaSocketKey{}).(bool); v && r.Header.Get(uiProxyHeader) == "" {
-			p = &principal{admin: true}
-		} else if tok, ok := bearer(r); ok {
-			p = d.tokenPrincipal(tok)
-			if p == nil {
-				writeError(w, apiErr(api.CodeUnauthorized, "the bearer token is not valid: not the admin token, nor the token of an open session"))
-				return
-			}
-		} else if cp, err := d.cookiePrincipal(r); err != nil {
-			writeError(w, err)
-			return
-		} else {
-			p = cp
-		}
-		if p != nil {
-			r = r.WithContext(context.WithValue(r.Context(), principalKey{}, p))
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// bearer returns the request's bearer token.
-func bearer(r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
-	scheme, tok, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-		return "", false
-	}
-	return strings.TrimSpace(tok), true
-}
-
-// tokenPrincipal returns whom tok belongs to, or nil.
-func (d *Daemon) tokenPrincipal(tok string) *principal {
+// Authenticate returns whom a bearer token belongs to: the admin, or the
+// open session whose token it is.
+func (d *Daemon) Authenticate(tok string) (Caller, bool) {
 	if d.adminToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(d.adminToken)) == 1 {
-		return &principal{admin: true}
+		return Caller{Admin: true}, true
 	}
 	if !strings.HasPrefix(tok, sessionTokenPrefix) {
-		return nil
+		return Caller{}, false
 	}
 	d.mu.RLock()
 	id, ok := d.tokens[tokenHash(tok)]
 	d.mu.RUnlock()
 	if !ok {
-		return nil
+		return Caller{}, false
 	}
-	return &principal{session: id}
+	return Caller{Session: id}, true
 }
 
-// authorize checks the request's principal against a route's scope.
-func authorize(r *http.Request, sc scope) error {
-	if sc == scopePublic {
-		return nil
-	}
-	p := principalOf(r.Context())
-	switch {
-	case p == nil:
-		return apiErr(api.CodeUnauthorized, "send a bearer token (Authorization: Bearer TOKEN): the admin token (in the daemon's data dir, file token) or a session's token")
-	case p.admin, sc == scopeAny:
-		return nil
-	case sc == scopeSession && p.session == r.PathValue("id"):
-		return nil
-	case sc == scopeSession:
-		return apiErr(api.CodeForbidden, "this token belongs to session %s; it cannot reach session %q", p.session, r.PathValue("id"))
-	}
-	return apiErr(api.CodeForbidden, "%s %s needs the admin token; this token belongs to session %s and reaches its tools, snapshots, diffs and events, and the blobs (see docs/api.md, Authorization)", r.Method, r.URL.Path, p.session)
+// SessionBinding is what a credential made for a session (a review-page
+// login) is bound to: the session's token, by its hash, and the session's
+// incarnation. The credential lives while the token does.
+type SessionBinding struct {
+	// TokenHash is the SHA-256 of the session's token, in hex.
+	TokenHash string
+	// UID names this incarnation of the session (IDs are reused).
+	UID string
 }
+
+// Bind returns session id's binding.
+func (d *Daemon) Bind(id string) (SessionBinding, error) {
+	e, err := d.lookup(id)
+	if err != nil {
+		return SessionBinding{}, err
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	for h, s := range d.tokens {
+		if s == id {
+			return SessionBinding{TokenHash: h, UID: e.uid}, nil
+		}
+	}
+	return SessionBinding{}, apiErr(api.CodeNotFound, "session %s has no token to bind a review login to", id)
+}
+
+// Bound reports whether session id's token is still the one whose hash is
+// tokenHash: a credential bound to it is still good.
+func (d *Daemon) Bound(id, tokenHash string) bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.tokens[tokenHash] == id
+}
+
+// HashToken is how the daemon keeps a token (and a review page's codes
+// and cookies): SHA-256, in hex.
+func HashToken(token string) string { return tokenHash(token) }
+
+// NewSecret returns a fresh random secret with prefix (tokens, one-time
+// codes, cookies): 32 random bytes, base64url.
+func NewSecret(prefix string) string { return newToken(prefix) }

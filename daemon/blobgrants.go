@@ -58,15 +58,15 @@ func (g *blobGrants) has(h vfs.Hash) bool {
 	return ok
 }
 
-// principalEntry returns the open session a session token acts for; nil
+// callerEntry returns the open session a session token acts for; nil
 // for the admin, or when that session is closed.
-func (d *Daemon) principalEntry(p *principal) *entry {
-	if p == nil || p.admin {
+func (d *Daemon) callerEntry(p Caller) *entry {
+	if p.Admin {
 		return nil
 	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	if e := d.sessions[p.session]; e != nil && (e.s != nil || e.stored) {
+	if e := d.sessions[p.Session]; e != nil && (e.s != nil || e.stored) {
 		return e
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/vfsd/vfsd/internal/weborigin"
 )
 
 // Config configures a Daemon.
@@ -132,9 +134,6 @@ const (
 	defaultMaxSessionFiles = 1_000_000
 	defaultMaxSnapshots    = 1000
 	defaultMaxLabelBytes   = 1024
-	// maxJSONBytes caps a JSON request body (tool parameters included: the
-	// MCP stdio transport's bound on one message).
-	maxJSONBytes = 16 << 20
 )
 
 // withDefaults validates c and fills in its defaults.
@@ -182,7 +181,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.AllowOrigins = slices.Clone(c.AllowOrigins)
 	for i, o := range c.AllowOrigins {
-		norm, err := normalizeOrigin(o)
+		norm, err := weborigin.Normalize(o)
 		if err != nil {
 			return c, fmt.Errorf("daemon config: allow-origin: %w", err)
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"reflect"
 
 	"github.com/vfsd/vfsd/api"
@@ -174,25 +173,16 @@ func purgeByDefault(e *entry) bool {
 	return ok && sl.PurgeSnapshotsOnClose()
 }
 
-// closePurge reads the ?purge= of a session close; without one, the
-// session's contract decides (purgeByDefault).
-func closePurge(r *http.Request, e *entry) (bool, error) {
-	if r.URL.Query().Get("purge") == "" {
-		return purgeByDefault(e), nil
-	}
-	return parsePurge(r)
-}
-
-// handleContractState serves GET /v1/sessions/{id}/contract/state: the
-// state the session's contract offers (contract.StateReporter), as JSON.
-func (d *Daemon) handleContractState(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+// ContractState is the state session id's contract offers
+// (contract.StateReporter), as the contract renders it.
+func (d *Daemon) ContractState(ctx context.Context, id string) (any, error) {
+	e, err := d.lookup(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sr, ok := e.k.(contract.StateReporter)
 	if !ok {
-		return apiErr(api.CodeNotFound, "session %s speaks the %s contract, which offers no state; read its files with the session's tools", e.id, e.k.Name())
+		return nil, apiErr(api.CodeNotFound, "session %s speaks the %s contract, which offers no state; read its files with the session's tools", e.id, e.k.Name())
 	}
 	e.mu.Lock()
 	var rootPath string
@@ -200,12 +190,11 @@ func (d *Daemon) handleContractState(w http.ResponseWriter, r *http.Request) err
 		rootPath = e.meta.Fuse[0].Dir
 	}
 	e.mu.Unlock()
-	st, err := sr.State(r.Context(), d.contractEnv(e), rootPath)
+	st, err := sr.State(ctx, d.contractEnv(e), rootPath)
 	if err != nil {
-		return fmt.Errorf("session %s: contract %s state: %w", e.id, e.k.Name(), err)
+		return nil, fmt.Errorf("session %s: contract %s state: %w", e.id, e.k.Name(), err)
 	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
+	return st, nil
 }
 
 // initNewSession applies the contract options of session e, being

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -23,9 +22,9 @@ import (
 	"github.com/vfsd/vfsd/vfs/policy"
 )
 
-// Daemon is a running vfsd: its store, its sessions and their metadata,
-// and the HTTP API over them. New opens it, Serve serves it until its
-// context ends, Close releases it.
+// Daemon is a running vfsd: its store, its sessions and their metadata.
+// New opens it, its methods serve callers (package httpapi puts the HTTP
+// API in front of them), Close releases it.
 type Daemon struct {
 	cfg        Config
 	log        *slog.Logger
@@ -35,8 +34,6 @@ type Daemon struct {
 	metas      metaStore
 	adminToken string
 	metrics    *metrics
-	handler    http.Handler
-	mux        *http.ServeMux
 
 	imMu      sync.Mutex
 	importers map[bool]*hostmount.Importer // by ASCII-only
@@ -59,11 +56,6 @@ type Daemon struct {
 	emptyMu   sync.Mutex
 	emptySnap string // a snapshot of the empty tree, made on first use
 
-	ready   chan struct{} // closed once Serve listens
-	tcpAddr string
-
-	// uiAuth holds the review page's logins (uiauth.go).
-	uiAuth    uiAuth
 	remoteURL string // Config.Remote, normalised; "" without one
 }
 
@@ -152,14 +144,8 @@ func New(ctx context.Context, cfg Config) (*Daemon, error) {
 		sessions:  make(map[string]*entry),
 		tokens:    make(map[string]string),
 		stopping:  make(chan struct{}),
-		ready:     make(chan struct{}),
 	}
 	d.sharedBlobs.max = maxSharedBlobGrants
-	if d.uiAuth.key, err = loadUIKey(cfg.DataDir); err != nil {
-		store.Close()
-		lock.Close()
-		return nil, err
-	}
 	if err := d.recover(ctx); err != nil {
 		if d.repo != nil {
 			d.repo.Close()
@@ -168,7 +154,6 @@ func New(ctx context.Context, cfg Config) (*Daemon, error) {
 		lock.Close()
 		return nil, err
 	}
-	d.routes()
 	return d, nil
 }
 
@@ -438,22 +423,25 @@ func (d *Daemon) Toolset(sessionID string) (*tools.Toolset, error) {
 	return e.ts, nil
 }
 
-// Handler returns the daemon's HTTP handler. Requests it serves outside
-// Serve's Unix socket need a bearer token.
-func (d *Daemon) Handler() http.Handler { return d.handler }
+// Config returns the daemon's configuration, with its defaults filled in.
+func (d *Daemon) Config() Config { return d.cfg }
 
-// Ready is closed once Serve is listening.
-func (d *Daemon) Ready() <-chan struct{} { return d.ready }
+// Logger returns the daemon's logger.
+func (d *Daemon) Logger() *slog.Logger { return d.log }
 
-// TCPAddr returns the TCP address Serve listens on ("" without Listen),
-// once Ready is closed.
-func (d *Daemon) TCPAddr() string { return d.tcpAddr }
+// Stopping is closed once the daemon starts shutting down (Stop or
+// Close): event streams end.
+func (d *Daemon) Stopping() <-chan struct{} { return d.stopping }
+
+// Sessions returns how many sessions the daemon has.
+func (d *Daemon) Sessions() int { return len(d.entries()) }
 
 // AdminToken returns the admin token ("" when there is none).
 func (d *Daemon) AdminToken() string { return d.adminToken }
 
-// stop marks the daemon as shutting down: event streams end.
-func (d *Daemon) stop() {
+// Stop marks the daemon as shutting down: event streams end, and a
+// server in front of it should stop taking requests. Close follows.
+func (d *Daemon) Stop() {
 	d.bgMu.Lock()
 	defer d.bgMu.Unlock()
 	d.stopOnce.Do(func() { close(d.stopping) })
@@ -464,7 +452,7 @@ func (d *Daemon) stop() {
 // store synced and closed. Serve calls it when it returns.
 func (d *Daemon) Close() error {
 	d.closeOnce.Do(func() {
-		d.stop()
+		d.Stop()
 		d.bg.Wait()
 		var errs []error
 		for _, e := range d.entries() {
@@ -536,3 +524,8 @@ func (p repoPinner) Put(ctx context.Context, r io.Reader, deferred bool) (vfs.Ha
 func (p repoPinner) Adopt(ctx context.Context, h vfs.Hash) (func(), bool, error) {
 	return p.r.Adopt(ctx, h)
 }
+
+// OpenedSessions returns how many sessions the daemon has opened
+// (recovered from their journals) since it started: a restart opens
+// none until they are used.
+func (d *Daemon) OpenedSessions() int64 { return d.repo.OpenCount() }

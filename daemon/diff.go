@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -37,7 +35,7 @@ func (d *Daemon) emptySnapshot(ctx context.Context) (string, error) {
 // sessionSource resolves a diff side of a session route: "base" (the
 // snapshot the session started from), "import", "live" (its current
 // state), or a snapshot of the session.
-func (d *Daemon) sessionSource(ctx context.Context, p *principal, e *entry, ref string) (snapshot.Source, string, error) {
+func (d *Daemon) sessionSource(ctx context.Context, p Caller, e *entry, ref string) (snapshot.Source, string, error) {
 	e.mu.Lock()
 	base, imp := e.meta.Base, e.meta.Import
 	e.mu.Unlock()
@@ -88,73 +86,69 @@ func (d *Daemon) globalSource(ctx context.Context, ref string) (snapshot.Source,
 	return snapshot.Source{Snapshot: snap.ID}, snap.ID, nil
 }
 
-func (d *Daemon) handleSessionDiff(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+// Diff is a diff between two states, with the names its sides were given.
+type Diff struct {
+	*snapshot.Diff
+	// From and To name the sides: a snapshot ID, "live", "base",
+	// "import", or "session:ID".
+	From, To string
+}
+
+// SessionDiff diffs two states of session id: from and to are "base" (the
+// snapshot it started from; the default for from), "import", "live" (its
+// current state; the default for to), or a snapshot the caller reaches.
+// text adds each file's unified diff.
+func (d *Daemon) SessionDiff(ctx context.Context, id, from, to string, text bool) (*Diff, error) {
+	e, err := d.lookup(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	q := r.URL.Query()
-	from, to := q.Get("from"), q.Get("to")
 	if from == "" {
 		from = "base"
 	}
 	if to == "" {
 		to = "live"
 	}
-	p := principalOf(r.Context())
-	a, aName, err := d.sessionSource(r.Context(), p, e, from)
+	p := callerOf(ctx)
+	a, aName, err := d.sessionSource(ctx, p, e, from)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	b, bName, err := d.sessionSource(r.Context(), p, e, to)
+	b, bName, err := d.sessionSource(ctx, p, e, to)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return d.writeDiff(w, r, a, b, aName, bName)
+	return d.diff(ctx, a, b, aName, bName, text)
 }
 
-func (d *Daemon) handleDiff(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
-	a, aName, err := d.globalSource(r.Context(), q.Get("from"))
+// DiffStates diffs two states anywhere in the daemon: from and to are a
+// snapshot (an ID or a unique prefix) or "session:ID", a session's live
+// state. text adds each file's unified diff.
+func (d *Daemon) DiffStates(ctx context.Context, from, to string, text bool) (*Diff, error) {
+	a, aName, err := d.globalSource(ctx, from)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	b, bName, err := d.globalSource(r.Context(), q.Get("to"))
+	b, bName, err := d.globalSource(ctx, to)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return d.writeDiff(w, r, a, b, aName, bName)
+	return d.diff(ctx, a, b, aName, bName, text)
 }
 
-// writeDiff diffs a against b and sends the result: JSON by default (with
-// unified text per file when text=true), or one unified diff as text with
-// format=unified: git's format, with symlink targets, modes and quoted
-// paths (snapshot.Diff.WriteUnified).
-func (d *Daemon) writeDiff(w http.ResponseWriter, r *http.Request, a, b snapshot.Source, aName, bName string) error {
-	q := r.URL.Query()
-	format := q.Get("format")
-	if format != "" && format != "json" && format != "unified" {
-		return apiErr(api.CodeInvalidInput, "format %q: use json or unified", format)
-	}
-	text := format == "unified"
-	if v := q.Get("text"); v != "" {
-		t, err := strconv.ParseBool(v)
-		if err != nil {
-			return apiErr(api.CodeInvalidInput, "text=%q: use true or false", v)
-		}
-		text = text || t
-	}
-	diff, err := d.repo.Diff(r.Context(), a, b, snapshot.DiffOptions{Text: text})
+func (d *Daemon) diff(ctx context.Context, a, b snapshot.Source, aName, bName string, text bool) (*Diff, error) {
+	diff, err := d.repo.Diff(ctx, a, b, snapshot.DiffOptions{Text: text})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if format == "unified" {
-		w.Header().Set("Content-Type", "text/x-diff; charset=utf-8")
-		return diff.WriteUnified(w)
-	}
-	out := api.Diff{From: aName, To: bName, Added: diff.Added, Modified: diff.Modified, Deleted: diff.Deleted,
-		Entries: make([]api.DiffEntry, len(diff.Entries))}
-	for i, e := range diff.Entries {
+	return &Diff{Diff: diff, From: aName, To: bName}, nil
+}
+
+// View is the diff on the wire.
+func (df *Diff) View() *api.Diff {
+	out := &api.Diff{From: df.From, To: df.To, Added: df.Added, Modified: df.Modified, Deleted: df.Deleted,
+		Entries: make([]api.DiffEntry, len(df.Entries))}
+	for i, e := range df.Entries {
 		de := api.DiffEntry{Path: wirePath(e.Path), Change: string(e.Change), Kind: e.Kind.String(),
 			OldSize: e.OldSize, NewSize: e.NewSize, OldMode: e.OldMode, NewMode: e.NewMode, Text: e.Text, Binary: e.Binary,
 			OldTarget: e.OldTarget, NewTarget: e.NewTarget}
@@ -176,8 +170,7 @@ func (d *Daemon) writeDiff(w http.ResponseWriter, r *http.Request, a, b snapshot
 		}
 		out.Entries[i] = de
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return out
 }
 
 // wirePath renders a session path as the API and the tools show paths:

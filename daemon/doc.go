@@ -1,9 +1,10 @@
-// Package daemon is vfsd's server: it owns a data directory (a local
-// content store, the sessions' state, their metadata and the admin token),
-// and serves the HTTP/JSON API under /v1 — sessions, tools, snapshots,
-// apply-to-host, blobs, FUSE mounts, event streams, health and Prometheus
-// metrics — on a Unix socket (mode 0600, full access) and, when asked, on
-// TCP behind bearer tokens.
+// Package daemon is vfsd's service: it owns a data directory (a local
+// content store, the sessions' state, their metadata and the admin token)
+// and offers typed methods over it — CreateSession, ForkSession,
+// CallTool, Snapshot, Rewind, Rebase, Apply, Mount, Subscribe, Push, ... —
+// taking and returning the wire types of package api. It has no HTTP:
+// package httpapi serves these methods as the HTTP/JSON API, and package
+// ui the review page through that API.
 //
 // # Data directory
 //
@@ -13,7 +14,7 @@
 //	              base and import snapshots, token hash, FUSE mounts
 //	import*.cache the host import caches (hostmount)
 //	token         the admin token (0600), generated on first start with TCP
-//	ui.key        the key naming the review page's hosts (0600; uiauth.go)
+//	ui.key        the key naming the review page's hosts (0600; package ui)
 //	lock          held while a daemon serves the directory
 //
 // Sessions and their metadata survive a restart, a crash included: the Repo
@@ -22,24 +23,19 @@
 // without a session (a creation that never finished) is dropped at start; a
 // session without metadata is adopted with the default policy.
 //
-// # Authorization
+// # Callers
 //
-// A request on the Unix socket may do everything; so may one on TCP with
-// the admin token. A session's own token (returned when the session is
-// created, kept only as a hash) reaches that session's endpoints —
-// /v1/sessions/{id}/... — and the blob endpoints, and nothing else: not
-// other sessions, not the global snapshot and garbage-collection endpoints,
-// and not the two endpoints with effects on the host (apply and FUSE mount),
-// which need the admin. Refusals are 403 forbidden; a missing or unknown
-// token is 401 unauthorized.
+// A call acts for a Caller (WithCaller): the admin, or one session, whose
+// token reaches that session only. Authenticate tells a token's caller.
+// The methods trust that the caller may reach the session they name — the
+// API checks each route's scope — and use the caller where the answer
+// depends on who asks: which snapshots a session resolves, which blobs it
+// reads, what a fork by a session may ask for. A call without a Caller is
+// the admin's. Errors are *api.Error values with the API's stable codes,
+// or errors APIError classifies.
 //
 // # Hooks
 //
-// Toolset returns a session's tools for in-process callers.
-//
-// # MCP
-//
-// /v1/sessions/{id}/mcp serves the session's tools over MCP's streamable
-// HTTP transport (mcpserver.HTTPHandler), behind the session's
-// authorization: the tools of the session's profile, or of ?profile=NAME.
+// Toolset returns a session's tools for in-process callers; MCPServer a
+// session's MCP server, which httpapi serves over streamable HTTP.
 package daemon

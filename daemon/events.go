@@ -1,12 +1,9 @@
 package daemon
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
+	"context"
+	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/vfs"
@@ -16,93 +13,88 @@ import (
 // behind before notices are dropped (and a "lost" event says how many).
 const eventBuffer = 1024
 
-// keepaliveEvery is how often an idle event stream sends a comment, so
-// proxies and clients see the connection alive.
-const keepaliveEvery = 15 * time.Second
+// Subscription follows one session's changes from the moment it is made:
+// Changes delivers them, Done is closed when the session is closed or the
+// daemon stops (Reason says which). A reader that falls eventBuffer
+// notices behind loses the excess (Lost counts them). Close it when done.
+type Subscription struct {
+	// Session is the session followed.
+	Session string
+	// Changes delivers the session's changes, in order (EventOf
+	// describes one on the wire).
+	Changes <-chan vfs.Notice
 
-// handleEvents streams a session's change notices as server-sent events:
-// "change" events (data: api.Event, id: the journal sequence number) from
-// the moment of the request on, "lost" when the reader fell behind, and a
-// last "closed" event when the session or the daemon goes away. There is
-// no replay: a reconnecting reader starts from the present.
-func (d *Daemon) handleEvents(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+	e       *entry
+	d       *Daemon
+	dropped atomic.Int64
+	done    chan struct{}
+	cancel  func()
+	once    sync.Once // closes done
+	closed  sync.Once // releases the subscription
+}
+
+// Subscribe follows session id's changes.
+func (d *Daemon) Subscribe(ctx context.Context, id string) (*Subscription, error) {
+	e, err := d.lookup(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	notices := make(chan vfs.Notice, eventBuffer)
-	var dropped atomic.Int64
-	cancel := e.s.Subscribe(func(n vfs.Notice) {
+	changes := make(chan vfs.Notice, eventBuffer)
+	sub := &Subscription{Session: e.id, Changes: changes, e: e, d: d, done: make(chan struct{})}
+	sub.cancel = e.s.Subscribe(func(n vfs.Notice) {
 		select {
-		case notices <- n:
+		case changes <- n:
 		default:
-			dropped.Add(1)
+			sub.dropped.Add(1)
 		}
 	})
-	defer cancel()
-	rc := http.NewResponseController(w)
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	io.WriteString(w, "retry: 2000\n: vfsd events of session "+e.id+"\n\n")
-	if err := rc.Flush(); err != nil {
-		return nil
-	}
-	d.metrics.streams.Add(1)
-	defer d.metrics.streams.Add(-1)
-	tick := time.NewTicker(keepaliveEvery)
-	defer tick.Stop()
-	for {
-		var werr error
+	go func() {
 		select {
-		case <-r.Context().Done():
-			return nil
-		case <-d.stopping:
-			writeSSE(w, api.EventClosed, "", map[string]string{"reason": "the daemon is stopping"})
-			rc.Flush()
-			return nil
 		case <-e.done:
-			writeSSE(w, api.EventClosed, "", map[string]string{"reason": "the session was closed (" + e.closeReason + ")"})
-			rc.Flush()
-			return nil
-		case n := <-notices:
-			if lost := dropped.Swap(0); lost > 0 {
-				werr = writeSSE(w, api.EventLost, "", map[string]int64{"dropped": lost})
-			}
-			if werr == nil {
-				werr = writeSSE(w, api.EventChange, fmt.Sprint(n.Seq), eventOf(n))
-			}
-		case <-tick.C:
-			_, werr = io.WriteString(w, ": keepalive\n\n")
+		case <-d.stopping:
+		case <-sub.done:
+			return
 		}
-		if werr != nil || rc.Flush() != nil {
-			return nil // the reader went away
-		}
+		sub.once.Do(func() { close(sub.done) })
+	}()
+	d.metrics.streams.Add(1)
+	return sub, nil
+}
+
+// Done is closed when the session is closed, the daemon stops, or the
+// subscription is closed.
+func (s *Subscription) Done() <-chan struct{} { return s.done }
+
+// Reason says why Done was closed.
+func (s *Subscription) Reason() string {
+	select {
+	case <-s.d.stopping:
+		return "the daemon is stopping"
+	case <-s.e.done:
+		return "the session was closed (" + s.e.closeReason + ")"
+	default:
+		return "the subscription was closed"
 	}
 }
 
-// eventOf describes a notice on the wire.
-func eventOf(n vfs.Notice) api.Event {
+// Lost returns how many changes were dropped since it was last called,
+// the reader having fallen behind.
+func (s *Subscription) Lost() int64 { return s.dropped.Swap(0) }
+
+// Close ends the subscription.
+func (s *Subscription) Close() {
+	s.closed.Do(func() {
+		s.cancel()
+		s.d.metrics.streams.Add(-1)
+	})
+	s.once.Do(func() { close(s.done) })
+}
+
+// EventOf describes a change notice on the wire.
+func EventOf(n vfs.Notice) api.Event {
 	ev := api.Event{Seq: n.Seq, Op: string(n.Event.Op), Snapshot: n.Event.Snapshot, Origin: n.Origin}
 	for _, c := range n.Event.Changes() {
 		ev.Paths = append(ev.Paths, wirePath(c.Path))
 	}
 	return ev
-}
-
-// writeSSE writes one server-sent event; data is JSON on one line.
-func writeSSE(w io.Writer, event, id string, data any) error {
-	b, err := json.Marshal(data)
-	if err != nil {
-		return err
-	}
-	if id != "" {
-		if _, err := fmt.Fprintf(w, "id: %s\n", id); err != nil {
-			return err
-		}
-	}
-	_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
-	return err
 }

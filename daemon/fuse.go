@@ -1,10 +1,10 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,20 +15,17 @@ import (
 	"github.com/vfsd/vfsd/mount"
 )
 
-// handleMount mounts a session at a host directory through FUSE. The mount
+// Mount mounts session id at a host directory, through FUSE or the
+// kernel overlay (req.Backend). The mount
 // is kept in the session's metadata and mounted again when the daemon
 // restarts.
-func (d *Daemon) handleMount(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+func (d *Daemon) Mount(ctx context.Context, id string, req api.MountRequest) (*api.FuseMount, error) {
+	e, err := d.lookup(id)
 	if err != nil {
-		return err
-	}
-	var req api.MountRequest
-	if err := decodeBody(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
 	if req.Dir == "" || !filepath.IsAbs(req.Dir) {
-		return apiErr(api.CodeInvalidInput, "dir must be an absolute host directory to mount the session at, not %q", req.Dir)
+		return nil, apiErr(api.CodeInvalidInput, "dir must be an absolute host directory to mount the session at, not %q", req.Dir)
 	}
 	// default_permissions is on unless asked off, and always with
 	// allow_other (mount.Options enforces it too): the server checks no
@@ -39,30 +36,30 @@ func (d *Daemon) handleMount(w http.ResponseWriter, r *http.Request) error {
 		AllowSetID: req.AllowSetID, AllowDevices: req.AllowDevices}
 	backend, err := chooseBackend(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if backend == api.BackendOverlay {
 		fm.Backend = backend
 	}
 	if fi, err := os.Stat(fm.Dir); err != nil || !fi.IsDir() {
-		return apiErr(api.CodeInvalidInput, "cannot mount at %s: it is not an existing directory; create it first", fm.Dir)
+		return nil, apiErr(api.CodeInvalidInput, "cannot mount at %s: it is not an existing directory; create it first", fm.Dir)
 	}
 	if owner := d.fuseOwner(fm.Dir); owner != "" {
 		if mounted, known := mountedAt(fm.Dir); !known || mounted {
-			return apiErr(api.CodeConflict, "session %s is already mounted at %s; unmount it first (vfsd unmount %s)", owner, fm.Dir, fm.Dir)
+			return nil, apiErr(api.CodeConflict, "session %s is already mounted at %s; unmount it first (vfsd unmount %s)", owner, fm.Dir, fm.Dir)
 		}
 		// Unmounted behind the daemon's back (a plain umount): forget it.
 		if err := d.forgetMount(owner, fm.Dir); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if mounted, _ := mountedAt(fm.Dir); mounted {
-		return apiErr(api.CodeConflict, "something else is mounted at %s; unmount it first, or choose another directory", fm.Dir)
+		return nil, apiErr(api.CodeConflict, "something else is mounted at %s; unmount it first, or choose another directory", fm.Dir)
 	}
 	if name, err := firstEntry(fm.Dir); err != nil {
-		return apiErr(api.CodeInvalidInput, "cannot mount at %s: %v", fm.Dir, err)
+		return nil, apiErr(api.CodeInvalidInput, "cannot mount at %s: %v", fm.Dir, err)
 	} else if name != "" {
-		return apiErr(api.CodeInvalidInput, "cannot mount at %s: it is not empty (it holds %q), and the mount would hide what it holds; choose an empty directory", fm.Dir, name)
+		return nil, apiErr(api.CodeInvalidInput, "cannot mount at %s: it is not empty (it holds %q), and the mount would hide what it holds; choose an empty directory", fm.Dir, name)
 	}
 	e.hostMu.Lock()
 	defer e.hostMu.Unlock()
@@ -72,31 +69,29 @@ func (d *Daemon) handleMount(w http.ResponseWriter, r *http.Request) error {
 		// FUSE fetches them on first read.
 		var ae *api.Error
 		if req.Backend != api.BackendAuto || fm.Backend != api.BackendOverlay || !errors.As(err, &ae) || ae.Code != api.CodeTooLarge {
-			return err
+			return nil, err
 		}
 		d.log.Info("auto backend: the overlay cannot hold this session locally, mounting with FUSE", "session", e.id, "reason", ae.Message)
 		fm.Backend = ""
 		if err := d.mountFuse(e, fm); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := d.updateMeta(e, func(m *sessionMeta) { m.Fuse = append(m.Fuse, fm) }); err != nil {
 		d.unmountFuse(e, fm.Dir)
-		return err
+		return nil, err
 	}
 	d.log.Info("session mounted", "session", e.id, "dir", fm.Dir)
-	writeJSON(w, http.StatusCreated, fm)
-	return nil
+	return &fm, nil
 }
 
-// handleUnmount unmounts a session's FUSE mount at ?dir=, or all of them
-// when dir is not given.
-func (d *Daemon) handleUnmount(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+// Unmount unmounts session id's mount at dir, or all of them when dir is
+// "".
+func (d *Daemon) Unmount(ctx context.Context, id, dir string) error {
+	e, err := d.lookup(id)
 	if err != nil {
 		return err
 	}
-	dir := r.URL.Query().Get("dir")
 	e.hostMu.Lock()
 	defer e.hostMu.Unlock()
 	e.mu.Lock()
@@ -121,11 +116,7 @@ func (d *Daemon) handleUnmount(w http.ResponseWriter, r *http.Request) error {
 	}); err != nil {
 		return err
 	}
-	if firstErr != nil {
-		return firstErr
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return firstErr
 }
 
 // fuseOwner returns the session mounted at dir, or "".

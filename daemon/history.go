@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/http"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -195,55 +193,52 @@ func (d *Daemon) buildLog(ctx context.Context, e *entry) ([]*logEntry, error) {
 	return entries, nil
 }
 
-// handleLog lists a session's history: ?offset= (the first entry, 0 by
-// default), ?limit= (at most logPageMax), ?patch=true (each entry's diff).
-func (d *Daemon) handleLog(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+// LogPageMax is the most entries one page of a session's log holds.
+const LogPageMax = logPageMax
+
+// LogOptions page a session's log.
+type LogOptions struct {
+	// Offset is the index of the first entry.
+	Offset int
+	// Limit is the most entries to return (at most LogPageMax; 0 is that).
+	Limit int
+	// Patch adds each entry's diff.
+	Patch bool
+}
+
+// Log lists session id's history: its tool calls, what its mounts
+// changed, snapshots, restores, rewinds and rebases, oldest first.
+func (d *Daemon) Log(ctx context.Context, id string, opts LogOptions) (*api.Log, error) {
+	e, err := d.lookup(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	q := r.URL.Query()
-	offset, limit, patch := 0, logPageMax, false
-	if v := q.Get("offset"); v != "" {
-		if offset, err = strconv.Atoi(v); err != nil || offset < 0 {
-			return apiErr(api.CodeInvalidInput, "offset=%q: give the index of the first entry (0 for the first page)", v)
-		}
+	offset, limit, patch := max(opts.Offset, 0), opts.Limit, opts.Patch
+	if limit < 1 || limit > logPageMax {
+		limit = logPageMax
 	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return apiErr(api.CodeInvalidInput, "limit=%q: give a number from 1 to %d", v, logPageMax)
-		}
-		limit = min(n, logPageMax)
-	}
-	if v := q.Get("patch"); v != "" {
-		if patch, err = strconv.ParseBool(v); err != nil {
-			return apiErr(api.CodeInvalidInput, "patch=%q: use true or false", v)
-		}
-	}
-	ctx := r.Context()
 	if err := d.settle(ctx, e); err != nil {
-		return err
+		return nil, err
 	}
 	if patch {
 		// What was written through mounts since the last call is sealed,
 		// so the last mount entry's diff has its content.
 		if err := e.s.SealUppers(ctx); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	entries, err := d.buildLog(ctx, e)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	out := api.Log{Entries: []api.LogEntry{}, Total: len(entries), HistoryStart: e.s.HistoryStart(), Seq: e.s.Info().Seq}
+	out := &api.Log{Entries: []api.LogEntry{}, Total: len(entries), HistoryStart: e.s.HistoryStart(), Seq: e.s.Info().Seq}
 	end := min(offset+limit, len(entries))
 	for i := offset; i < end; i++ {
 		le := entries[i]
 		if patch {
 			le.Diff, le.DiffTruncated, err = d.stepDiff(ctx, e, le)
 			if err != nil {
-				return err
+				return nil, err
 			}
 		}
 		out.Entries = append(out.Entries, le.LogEntry)
@@ -251,8 +246,7 @@ func (d *Daemon) handleLog(w http.ResponseWriter, r *http.Request) error {
 	if end < len(entries) {
 		out.Next = end
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }
 
 // stepDiff renders the unified diff of one log entry: the session at
@@ -284,15 +278,13 @@ func (d *Daemon) stepDiff(ctx context.Context, e *entry, le *logEntry) (string, 
 	return buf.String(), false, nil
 }
 
-// handleRewind puts a session back to an earlier state of its history.
-func (d *Daemon) handleRewind(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+// Rewind puts session id back to an earlier state of its history: just
+// before a call, a journal position, a time, or a snapshot (restored when
+// it is not within the session's history).
+func (d *Daemon) Rewind(ctx context.Context, id string, req api.RewindRequest) (*api.RewindResponse, error) {
+	e, err := d.lookup(id)
 	if err != nil {
-		return err
-	}
-	var req api.RewindRequest
-	if err := decodeBody(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
 	n := 0
 	for _, set := range []bool{req.Call != 0, req.Snapshot != "", req.Time != nil, req.Seq != nil} {
@@ -301,70 +293,67 @@ func (d *Daemon) handleRewind(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	if n != 1 {
-		return apiErr(api.CodeInvalidInput, "give exactly one of call (the state just before call N), snapshot, time (RFC 3339) or seq (a journal position from the log)")
+		return nil, apiErr(api.CodeInvalidInput, "give exactly one of call (the state just before call N), snapshot, time (RFC 3339) or seq (a journal position from the log)")
 	}
-	ctx := r.Context()
 	e.hostMu.Lock()
 	defer e.hostMu.Unlock()
 	if err := d.settle(ctx, e); err != nil {
-		return err
+		return nil, err
 	}
 	resp := api.RewindResponse{From: e.s.Info().Seq}
 	var target uint64
 	switch {
 	case req.Call != 0:
 		if e.calls == nil {
-			return apiErr(api.CodeInternal, "session %s has no call log (it could not be opened at start; see the daemon's log)", e.id)
+			return nil, apiErr(api.CodeInternal, "session %s has no call log (it could not be opened at start; see the daemon's log)", e.id)
 		}
 		page, err := e.calls.list(req.Call-1, 1)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(page.Calls) == 0 || page.Calls[0].N != req.Call {
-			return apiErr(api.CodeNotFound, "session %s has no call %d in its log (it holds calls %d to %d); list them with vfsd log %s", e.id, req.Call, page.Oldest, e.calls.count(), e.id)
+			return nil, apiErr(api.CodeNotFound, "session %s has no call %d in its log (it holds calls %d to %d); list them with vfsd log %s", e.id, req.Call, page.Oldest, e.calls.count(), e.id)
 		}
 		target = page.Calls[0].SeqBefore
 	case req.Seq != nil:
 		target = *req.Seq
 	case req.Time != nil:
 		if target, err = d.seqAtTime(ctx, e, *req.Time); err != nil {
-			return err
+			return nil, err
 		}
 	default:
-		snap, err := d.snapshotFor(ctx, principalOf(ctx), e, req.Snapshot)
+		snap, err := d.snapshotFor(ctx, callerOf(ctx), e, req.Snapshot)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		seq, found, err := snapshotPosition(ctx, e.s, snap.ID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !found {
 			// Not taken of this session within its history: restore it.
 			if err := d.repo.Restore(ctx, e.s, snap.ID); err != nil {
-				return fmt.Errorf("rewind %s to snapshot %s: %w", e.id, snap.ID[:12], err)
+				return nil, fmt.Errorf("rewind %s to snapshot %s: %w", e.id, snap.ID[:12], err)
 			}
 			d.prefetch(snap.ID)
 			resp.Restored, resp.To, resp.Seq = snap.ID, e.s.Info().Seq, e.s.Info().Seq
 			resp.ImportSnapshot = d.importAfterRewind(e, 0)
 			resp.Session = d.view(e)
-			writeJSON(w, http.StatusOK, resp)
-			return nil
+			return &resp, nil
 		}
 		target = seq
 	}
 	if start := e.s.HistoryStart(); target < start {
-		return apiErr(api.CodeConflict, "position %d is before the history session %s keeps (it starts at %d: the last reset or restore before the daemon last opened the session); rewind to a later call or a snapshot", target, e.id, start)
+		return nil, apiErr(api.CodeConflict, "position %d is before the history session %s keeps (it starts at %d: the last reset or restore before the daemon last opened the session); rewind to a later call or a snapshot", target, e.id, start)
 	}
 	seq, err := e.s.Rewind(ctx, target)
 	if err != nil {
-		return fmt.Errorf("rewind %s to position %d: %w", e.id, target, err)
+		return nil, fmt.Errorf("rewind %s to position %d: %w", e.id, target, err)
 	}
 	resp.To, resp.Seq = target, seq
 	resp.ImportSnapshot = d.importAfterRewind(e, target)
 	resp.Session = d.view(e)
-	writeJSON(w, http.StatusOK, resp)
-	return nil
+	return &resp, nil
 }
 
 // importAfterRewind brings back the import snapshot the state at position

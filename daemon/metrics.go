@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"slices"
 	"strconv"
 	"sync"
@@ -76,6 +75,10 @@ func (m *metrics) observeCall(name, status string, took time.Duration) {
 	h.sum += s
 	h.n++
 }
+
+// CountRequest records one API request by its route pattern and status
+// code (the vfsd_http_requests_total counter).
+func (d *Daemon) CountRequest(route string, code int) { d.metrics.request(route, code) }
 
 // request records one API request by its route pattern and status code.
 func (m *metrics) request(route string, code int) {
@@ -160,15 +163,15 @@ func (d *Daemon) storeSize(ctx context.Context) int64 {
 	return m.storeBytes
 }
 
-func (d *Daemon) handleMetrics(w http.ResponseWriter, r *http.Request) error {
-	g := gauges{storeBytes: d.storeSize(r.Context())}
+// WriteMetrics writes the daemon's metrics in the Prometheus text format
+// (version 0.0.4).
+func (d *Daemon) WriteMetrics(ctx context.Context, w io.Writer) {
+	g := gauges{storeBytes: d.storeSize(ctx)}
 	for _, e := range d.entries() {
 		g.sessions++
 		e.mu.Lock()
 		g.fuseMounts += len(e.fuse)
 		e.mu.Unlock()
 	}
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	d.metrics.write(w, g)
-	return nil
 }

@@ -8,11 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/snapshot"
@@ -80,7 +78,7 @@ func inheritQuota(req, from *api.Quota) *api.Quota {
 // effective quota is above its origin's in any field — compared after
 // inheritance and the policies' caps, so no spelling of the request (0,
 // a field left out) can raise it.
-func (d *Daemon) checkQuotaRequest(req *api.Quota, by *principal, src *entry, pol *policy.Policy, m *sessionMeta) error {
+func (d *Daemon) checkQuotaRequest(req *api.Quota, by Caller, src *entry, pol *policy.Policy, m *sessionMeta) error {
 	fields := func(q api.Quota) []int64 { return []int64{q.MaxBytes, q.MaxFiles, q.MaxSnapshots} }
 	names := []string{"max_bytes", "max_files", "max_snapshots"}
 	if req != nil {
@@ -90,7 +88,7 @@ func (d *Daemon) checkQuotaRequest(req *api.Quota, by *principal, src *entry, po
 			}
 		}
 	}
-	if by == nil || by.admin {
+	if by.Admin {
 		return nil
 	}
 	if req != nil {
@@ -213,53 +211,31 @@ func (d *Daemon) deleteSnapshots(ctx context.Context, ids []string) (*api.Delete
 	return resp, nil
 }
 
-// handleDeleteSnapshot deletes any snapshot (admin).
-func (d *Daemon) handleDeleteSnapshot(w http.ResponseWriter, r *http.Request) error {
-	snap, err := d.snapshotByRef(r.Context(), r.PathValue("snap"))
+// DeleteSnapshot deletes snapshot ref (an ID or a unique prefix) unless a
+// session holds it, here and on the remote.
+func (d *Daemon) DeleteSnapshot(ctx context.Context, ref string) (*api.DeleteSnapshotsResponse, error) {
+	snap, err := d.snapshotByRef(ctx, ref)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	resp, err := d.deleteSnapshots(r.Context(), []string{snap.ID})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, resp)
-	return nil
+	return d.deleteSnapshots(ctx, []string{snap.ID})
 }
 
-// handleDeleteSessionSnapshot deletes a snapshot taken of the session: what
-// a session's own token may delete.
-func (d *Daemon) handleDeleteSessionSnapshot(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+// DeleteSessionSnapshot deletes snapshot ref, which must have been taken
+// of session id: what a session's own token may delete.
+func (d *Daemon) DeleteSessionSnapshot(ctx context.Context, id, ref string) (*api.DeleteSnapshotsResponse, error) {
+	e, err := d.lookup(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	snap, err := d.snapshotFor(r.Context(), principalOf(r.Context()), e, r.PathValue("snap"))
+	snap, err := d.snapshotFor(ctx, callerOf(ctx), e, ref)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !e.took(snap.Record) {
-		return apiErr(api.CodeForbidden, "snapshot %s was not taken of session %s; a session deletes only its own snapshots (the admin deletes any with DELETE /v1/snapshots/{snap})", snap.ID[:12], e.id)
+		return nil, apiErr(api.CodeForbidden, "snapshot %s was not taken of session %s; a session deletes only its own snapshots (the admin deletes any with DELETE /v1/snapshots/{snap})", snap.ID[:12], e.id)
 	}
-	resp, err := d.deleteSnapshots(r.Context(), []string{snap.ID})
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, resp)
-	return nil
-}
-
-// parsePurge reads the ?purge= query of a session close.
-func parsePurge(r *http.Request) (bool, error) {
-	v := r.URL.Query().Get("purge")
-	if v == "" {
-		return false, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, apiErr(api.CodeInvalidInput, "purge=%q: use true or false", v)
-	}
-	return b, nil
+	return d.deleteSnapshots(ctx, []string{snap.ID})
 }
 
 // releaseSnapshots deletes what a closed session leaves behind: the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -18,7 +17,7 @@ import (
 // a larger one both sides changed is a conflict.
 const rebaseMergeMax = 8 << 20
 
-// handleRebase imports a session's host folders again and replays the
+// Rebase imports a session's host folders again and replays the
 // session's changes on top: paths only the session changed keep its
 // version, paths only the host changed take the host's, text files both
 // changed are merged line by line (git's three-way rules) with conflict
@@ -26,24 +25,15 @@ const rebaseMergeMax = 8 << 20
 // journal step (rewind to its seq_before undoes it) and its import
 // snapshot becomes the new import, so apply then writes the session's
 // changes over the host as it is now.
-func (d *Daemon) handleRebase(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+func (d *Daemon) Rebase(ctx context.Context, id string, req api.RebaseRequest) (*api.RebaseReport, error) {
+	e, err := d.lookup(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var req api.RebaseRequest
-	if err := decodeBody(w, r, &req); err != nil {
-		return err
-	}
-	rep, err := d.rebase(r.Context(), e, req.DryRun)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, rep)
-	return nil
+	return d.rebase(ctx, e, req.DryRun)
 }
 
-// rebase does handleRebase's work.
+// rebase does Rebase's work.
 func (d *Daemon) rebase(ctx context.Context, e *entry, dry bool) (*api.RebaseReport, error) {
 	e.hostMu.Lock()
 	defer e.hostMu.Unlock()

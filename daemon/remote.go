@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"time"
 
@@ -100,20 +99,20 @@ func (d *Daemon) remoteErr(err error) error {
 	return err
 }
 
-func (d *Daemon) handlePush(w http.ResponseWriter, r *http.Request) error {
+// Push uploads snapshot ref (an ID or a unique prefix) to the remote.
+func (d *Daemon) Push(ctx context.Context, ref string) (*api.PushReport, error) {
 	if d.repo.Remote() == nil {
-		return apiErr(api.CodeUnavailable, "this daemon has no remote; start vfsd serve with --remote s3://BUCKET/PREFIX?endpoint=HOST:PORT")
+		return nil, apiErr(api.CodeUnavailable, "this daemon has no remote; start vfsd serve with --remote s3://BUCKET/PREFIX?endpoint=HOST:PORT")
 	}
-	snap, err := d.snapshotByRef(r.Context(), r.PathValue("snap"))
+	snap, err := d.snapshotByRef(ctx, ref)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	rep, err := d.repo.Push(r.Context(), snap.ID)
+	rep, err := d.repo.Push(ctx, snap.ID)
 	if err != nil {
-		return apiErr(api.CodeUnavailable, "%v; what was uploaded stays, so pushing again sends only the rest", err)
+		return nil, apiErr(api.CodeUnavailable, "%v; what was uploaded stays, so pushing again sends only the rest", err)
 	}
-	writeJSON(w, http.StatusOK, apiPushReport(rep))
-	return nil
+	return apiPushReport(rep), nil
 }
 
 // apiPushReport is a push report on the wire.
@@ -125,8 +124,10 @@ func apiPushReport(rep snapshot.PushReport) *api.PushReport {
 		DurationMs: float64(rep.Duration.Microseconds()) / 1000}
 }
 
-func (d *Daemon) handleRemoteStatus(w http.ResponseWriter, r *http.Request) error {
-	out := api.RemoteStatus{URL: d.remoteURL, Pending: []string{}}
+// RemoteStatus says what the daemon's remote holds for it: pushes pending
+// and done, and its cache of fetched blobs.
+func (d *Daemon) RemoteStatus(ctx context.Context) *api.RemoteStatus {
+	out := &api.RemoteStatus{URL: d.remoteURL, Pending: []string{}}
 	if d.repo.Remote() != nil {
 		st, cs := d.repo.PushStatus(), d.repo.RemoteCache()
 		out.Pending, out.LastPush, out.LastError = st.Pending, st.LastPush, st.LastError
@@ -139,29 +140,29 @@ func (d *Daemon) handleRemoteStatus(w http.ResponseWriter, r *http.Request) erro
 	if out.Pending == nil {
 		out.Pending = []string{}
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return out
 }
 
-func (d *Daemon) handleRemoteGC(w http.ResponseWriter, r *http.Request) error {
+// RemoteGC collects the remote's garbage: what no snapshot there
+// references, past a grace period.
+func (d *Daemon) RemoteGC(ctx context.Context) (*api.RemoteGCReport, error) {
 	if d.repo.Remote() == nil {
-		return apiErr(api.CodeUnavailable, "this daemon has no remote; start vfsd serve with --remote s3://BUCKET/PREFIX?endpoint=HOST:PORT")
+		return nil, apiErr(api.CodeUnavailable, "this daemon has no remote; start vfsd serve with --remote s3://BUCKET/PREFIX?endpoint=HOST:PORT")
 	}
-	rep, err := d.repo.RemoteGC(r.Context())
+	rep, err := d.repo.RemoteGC(ctx)
 	if errors.Is(err, vfs.ErrInvalid) {
-		return apiErr(api.CodeInvalidInput, "%v", err)
+		return nil, apiErr(api.CodeInvalidInput, "%v", err)
 	}
 	if errors.Is(err, snapshot.ErrRemoteGCRefused) {
-		return apiErr(api.CodeConflict, "%v (vfsd serve --remote-gc-max-entries, --remote-gc-max-spool raise the bounds)", err)
+		return nil, apiErr(api.CodeConflict, "%v (vfsd serve --remote-gc-max-entries, --remote-gc-max-spool raise the bounds)", err)
 	}
 	if err != nil {
-		return apiErr(api.CodeUnavailable, "remote garbage collection: %v; nothing was deleted past what the report of a rerun shows", err)
+		return nil, apiErr(api.CodeUnavailable, "remote garbage collection: %v; nothing was deleted past what the report of a rerun shows", err)
 	}
-	writeJSON(w, http.StatusOK, api.RemoteGCReport{Snapshots: rep.Snapshots, Marked: rep.Marked, Scanned: rep.Scanned,
+	return &api.RemoteGCReport{Snapshots: rep.Snapshots, Marked: rep.Marked, Scanned: rep.Scanned,
 		Deleted: rep.Deleted, DeletedBytes: rep.DeletedBytes, Young: rep.Young, Packs: rep.Packs,
 		Skipped: rep.Skipped, SkippedWhy: rep.SkippedWhy, DeleteFailed: rep.DeleteFailed, DeleteError: rep.DeleteError,
-		GraceS: rep.Grace.Seconds(), DurationMs: float64(rep.Duration.Microseconds()) / 1000})
-	return nil
+		GraceS: rep.Grace.Seconds(), DurationMs: float64(rep.Duration.Microseconds()) / 1000}, nil
 }
 
 // deleteRemoteSnapshots deletes from the remote, if the daemon has one, the

@@ -49,8 +49,8 @@ func expiry(now time.Time, ttl time.Duration) time.Time {
 // contract, nor with contract options of its own (sessionContract), nor
 // under an ID of its choosing, nor to outlive it, nor beyond its fork budget
 // (see forksLocked). progress, if not nil, hears how an import goes.
-func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest, by *principal, progress progressFunc) (*api.CreateSessionResponse, error) {
-	bySession := by != nil && !by.admin
+func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest, by Caller, progress progressFunc) (*api.CreateSessionResponse, error) {
+	bySession := !by.Admin
 	if bySession && req.Fork == "" {
 		return nil, apiErr(api.CodeForbidden, "a session token may only fork its own session; ask the admin for anything else")
 	}
@@ -348,7 +348,7 @@ func (d *Daemon) resetSession(ctx context.Context, e *entry, progress progressFu
 	// The reset replays the contract's initialisation (weakincentives:
 	// "reset replays the mount initialisation").
 	if err := d.initContract(ctx, e, e.s, e.ts, true); err != nil {
-		ae := toAPIError(err)
+		ae := APIError(err)
 		return nil, apiErr(ae.Code, "reset %s: the session was reset, but %s; fix the cause and reset again", e.id, ae.Message)
 	}
 	resp.Session = d.view(e)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/vfsd/vfsd/api"
@@ -59,8 +58,8 @@ func (e *entry) sees(snap *snapshot.Snapshot) bool {
 // resolves ref among the snapshots its session sees only: any other
 // answers exactly as a snapshot that does not exist, so that probing
 // prefixes tells nothing of other sessions' snapshots.
-func (d *Daemon) snapshotFor(ctx context.Context, p *principal, e *entry, ref string) (*snapshot.Snapshot, error) {
-	if p == nil || p.admin {
+func (d *Daemon) snapshotFor(ctx context.Context, p Caller, e *entry, ref string) (*snapshot.Snapshot, error) {
+	if p.Admin {
 		return d.snapshotByRef(ctx, ref)
 	}
 	ref = strings.TrimSpace(ref)
@@ -122,128 +121,94 @@ func (d *Daemon) snapshotList(ctx context.Context, keep func(*snapshot.Snapshot)
 	return out, nil
 }
 
-func (d *Daemon) handleCreateSnapshot(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+// Snapshot takes a snapshot of session id, labelled label, after
+// settling its mounts; progress, if not nil, receives the sealing's
+// progress. The session's snapshot quota is checked first.
+func (d *Daemon) Snapshot(ctx context.Context, id, label string, progress func(api.Progress)) (*api.Snapshot, error) {
+	e, err := d.lookup(id)
 	if err != nil {
-		return err
-	}
-	var req api.SnapshotRequest
-	if err := decodeBody(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
-	if err := d.checkSnapshotQuota(r.Context(), e, req.Label); err != nil {
-		return err
+	if err := d.checkSnapshotQuota(ctx, e, label); err != nil {
+		return nil, err
 	}
-	return respondWithProgress(w, r, http.StatusCreated, func(progress progressFunc) (any, error) {
-		if err := d.settle(r.Context(), e); err != nil {
-			return nil, err
-		}
-		snap, err := d.repo.Snapshot(progress.seals(r.Context()), e.s, req.Label)
-		if err != nil {
-			return nil, err
-		}
-		d.afterSnapshot(snap)
-		return snapshotView(snap), nil
-	})
+	if err := d.settle(ctx, e); err != nil {
+		return nil, err
+	}
+	snap, err := d.repo.Snapshot(progressFunc(progress).seals(ctx), e.s, label)
+	if err != nil {
+		return nil, err
+	}
+	d.afterSnapshot(snap)
+	v := snapshotView(snap)
+	return &v, nil
 }
 
-func (d *Daemon) handleSessionSnapshots(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+// SessionSnapshots lists the snapshots taken of session id, newest first:
+// of this incarnation, not of an earlier session of the same ID.
+func (d *Daemon) SessionSnapshots(ctx context.Context, id string) (*api.SnapshotList, error) {
+	e, err := d.lookup(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// This incarnation's: not those of an earlier session of the same ID.
-	list, err := d.snapshotList(r.Context(), func(s *snapshot.Snapshot) bool { return e.took(s.Record) })
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, list)
-	return nil
+	return d.snapshotList(ctx, func(s *snapshot.Snapshot) bool { return e.took(s.Record) })
 }
 
-func (d *Daemon) handleListSnapshots(w http.ResponseWriter, r *http.Request) error {
-	session := r.URL.Query().Get("session")
-	list, err := d.snapshotList(r.Context(), func(s *snapshot.Snapshot) bool { return session == "" || s.Record.Session == session })
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, list)
-	return nil
+// ListSnapshots lists the snapshots, newest first: all of them, or those
+// taken of session when it is not "".
+func (d *Daemon) ListSnapshots(ctx context.Context, session string) (*api.SnapshotList, error) {
+	return d.snapshotList(ctx, func(s *snapshot.Snapshot) bool { return session == "" || s.Record.Session == session })
 }
 
-func (d *Daemon) handleGetSnapshot(w http.ResponseWriter, r *http.Request) error {
-	snap, err := d.snapshotByRef(r.Context(), r.PathValue("snap"))
+// GetSnapshot describes snapshot ref (an ID or a unique prefix).
+func (d *Daemon) GetSnapshot(ctx context.Context, ref string) (*api.Snapshot, error) {
+	snap, err := d.snapshotByRef(ctx, ref)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, snapshotView(snap))
-	return nil
+	v := snapshotView(snap)
+	return &v, nil
 }
 
-func (d *Daemon) handleRestore(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+// Restore puts session id in the state of snapshot ref.
+func (d *Daemon) Restore(ctx context.Context, id, ref string) (*api.Session, error) {
+	e, err := d.lookup(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var req api.RestoreRequest
-	if err := decodeBody(w, r, &req); err != nil {
-		return err
+	if ref == "" {
+		return nil, apiErr(api.CodeInvalidInput, "snapshot is required: the ID (or a unique prefix) of the snapshot to restore")
 	}
-	if req.Snapshot == "" {
-		return apiErr(api.CodeInvalidInput, "snapshot is required: the ID (or a unique prefix) of the snapshot to restore")
-	}
-	snap, err := d.snapshotFor(r.Context(), principalOf(r.Context()), e, req.Snapshot)
+	snap, err := d.snapshotFor(ctx, callerOf(ctx), e, ref)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := d.repo.Restore(r.Context(), e.s, snap.ID); err != nil {
-		return fmt.Errorf("restore %s to %s: %w", e.id, snap.ID[:12], err)
+	if err := d.repo.Restore(ctx, e.s, snap.ID); err != nil {
+		return nil, fmt.Errorf("restore %s to %s: %w", e.id, snap.ID[:12], err)
 	}
 	d.prefetch(snap.ID)
-	writeJSON(w, http.StatusOK, d.view(e))
-	return nil
+	v := d.view(e)
+	return &v, nil
 }
 
-// handleFork forks a live session ({id}) or a snapshot ({snap}) into a new
-// session; the body is a CreateSessionRequest without mounts, base or fork.
-func (d *Daemon) handleFork(w http.ResponseWriter, r *http.Request) error {
-	var req api.CreateSessionRequest
-	if err := decodeBody(w, r, &req); err != nil {
-		return err
-	}
-	if len(req.Mounts) > 0 || req.Base != "" || req.Fork != "" {
-		return apiErr(api.CodeInvalidInput, "a fork starts from what the URL names; leave mounts, base and fork out")
-	}
-	if id := r.PathValue("id"); id != "" {
-		req.Fork = id
-	} else {
-		req.Base = r.PathValue("snap")
-	}
-	resp, err := d.createSession(r.Context(), req, principalOf(r.Context()), nil)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, resp)
-	return nil
-}
-
-func (d *Daemon) handleGC(w http.ResponseWriter, r *http.Request) error {
+// GC collects the store's garbage: blobs and manifests no snapshot,
+// session or call log references.
+func (d *Daemon) GC(ctx context.Context) (*api.GCReport, error) {
 	// What a session and its call log reference is known once they are
 	// open: a collection opens every session not opened yet.
 	for _, e := range d.entries() {
 		if err := d.open(e); err != nil && !errors.Is(err, &api.Error{Code: api.CodeNotFound}) {
-			return fmt.Errorf("garbage collection: %w", err)
+			return nil, fmt.Errorf("garbage collection: %w", err)
 		}
 	}
-	rep, err := d.repo.GC(r.Context())
+	rep, err := d.repo.GC(ctx)
 	if err != nil {
-		return fmt.Errorf("garbage collection: %w", err)
+		return nil, fmt.Errorf("garbage collection: %w", err)
 	}
-	writeJSON(w, http.StatusOK, api.GCReport{Snapshots: rep.Snapshots, Sessions: rep.Sessions, Marked: rep.Marked,
+	return &api.GCReport{Snapshots: rep.Snapshots, Sessions: rep.Sessions, Marked: rep.Marked,
 		Scanned: rep.Scanned, Deleted: rep.Deleted, DeletedBytes: rep.DeletedBytes, Kept: rep.Kept,
 		Packs: rep.Packs, ImportCaches: d.dropImportCaches(),
-		DurationMs: float64(rep.Duration.Microseconds()) / 1000})
-	return nil
+		DurationMs: float64(rep.Duration.Microseconds()) / 1000}, nil
 }

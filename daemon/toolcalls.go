@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -19,12 +17,6 @@ import (
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/tools"
 	"github.com/vfsd/vfsd/vfs"
-)
-
-// Transports a call log record names.
-const (
-	transportHTTP = "http"
-	transportMCP  = "mcp"
 )
 
 // lookupContract resolves a session's contract name ("" is the default)
@@ -43,7 +35,7 @@ func lookupContract(name string) (contract.Contract, error) {
 // session refused (too_large over the quota, invalid_path), which the
 // mount has undone: the next call goes through.
 func internalResult(err error) contract.Result {
-	code := toAPIError(err).Code
+	code := APIError(err).Code
 	if code == api.CodeInternal {
 		code = "internal"
 	}
@@ -105,79 +97,89 @@ func (d *Daemon) contractEnv(e *entry) *contract.Env {
 	return d.contractEnvFor(e, e.s, e.ts)
 }
 
-// handleToolCall runs one tool of the session's contract. The body is the
-// tool's parameters; the response is the result's body — for vfsd's own
-// contract the receipt exactly as tools.Response.JSON renders it — with
-// 200 whatever its status (the Vfsd-Tool-Status header carries it). With
-// text=true the body is {"receipt": ..., "text": ..., "status": ...,
-// "is_error": ...}, the text being the rendering for a model.
-func (d *Daemon) handleToolCall(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+// Transport names how a call reached the daemon, as its call log record
+// says.
+type Transport string
+
+// The transports calls arrive by.
+const (
+	TransportHTTP Transport = "http"
+	TransportMCP  Transport = "mcp"
+)
+
+// ToolCall is the answer to a tool call: the result in the contract's
+// shape, and the contract that gave it.
+type ToolCall struct {
+	contract.Result
+	// Contract is the session's contract.
+	Contract string
+}
+
+// CallTool runs tool name of session id's contract with params, as a
+// caller arriving by transport. asContract, when not "", is the contract
+// the caller wrote the call for: a session of another contract refuses
+// it without making the call. A call that fails is a result (IsError),
+// not an error; the error is for a call that could not be made.
+func (d *Daemon) CallTool(ctx context.Context, id, name string, params json.RawMessage, transport Transport, asContract string) (*ToolCall, error) {
+	e, err := d.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkContract(e, asContract); err != nil {
+		return nil, err
+	}
+	res := d.callTool(ctx, e, name, params, string(transport))
+	return &ToolCall{Result: res, Contract: e.k.Name()}, nil
+}
+
+// CheckContract refuses a call written for contract asContract ("" for
+// any) on session id when the session speaks another.
+func (d *Daemon) CheckContract(ctx context.Context, id, asContract string) error {
+	e, err := d.lookup(id)
 	if err != nil {
 		return err
 	}
-	withText := false
-	if v := r.URL.Query().Get("text"); v != "" {
-		if withText, err = strconv.ParseBool(v); err != nil {
-			return apiErr(api.CodeInvalidInput, "text=%q: use true or false", v)
-		}
+	return checkContract(e, asContract)
+}
+
+func checkContract(e *entry, asContract string) error {
+	if asContract != "" && asContract != e.k.Name() {
+		return apiErr(api.CodeInvalidInput, "session %s speaks the %s contract, not %s, so the call was not made; write it as a %s call, or run it on a session created with contract %s", e.id, e.k.Name(), asContract, e.k.Name(), asContract)
 	}
-	if c := r.URL.Query().Get("contract"); c != "" && c != e.k.Name() {
-		return apiErr(api.CodeInvalidInput, "session %s speaks the %s contract, not %s, so the call was not made; write it as a %s call, or run it on a session created with contract %s", e.id, e.k.Name(), c, e.k.Name(), c)
-	}
-	params, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBytes))
-	if err != nil {
-		return err
-	}
-	res := d.callTool(r.Context(), e, r.PathValue("name"), json.RawMessage(params), transportHTTP)
-	w.Header().Set(api.ToolStatusHeader, res.Status)
-	w.Header().Set(api.ToolContractHeader, e.k.Name())
-	if res.IsError {
-		w.Header().Set(api.ToolErrorHeader, "true")
-	}
-	if withText {
-		writeJSON(w, http.StatusOK, api.ToolResult{Receipt: res.Body, Text: res.Text, Status: res.Status, IsError: res.IsError})
-		return nil
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	w.Write(res.Body)
 	return nil
 }
 
-// handleToolList renders the tools of the session's contract in a
-// profile's provider JSON (the session's profile by default), with its
+// ListTools renders the tools of session id's contract in a profile's
+// provider JSON (the session's profile when profile is ""), with its
 // prompt section. For vfsd's own contract that is the profile's tools as
 // always; for another contract, the contract's tools in the profile's
 // format.
-func (d *Daemon) handleToolList(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+func (d *Daemon) ListTools(ctx context.Context, id, profile string) (*api.ToolList, error) {
+	e, err := d.lookup(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	profile := e.profile(r)
+	profile = e.profile(profile)
 	if e.k.Name() == contract.Default {
 		rendered, err := tools.Render(profile)
 		if err != nil {
-			return apiErr(api.CodeInvalidInput, "%v", err)
+			return nil, apiErr(api.CodeInvalidInput, "%v", err)
 		}
-		writeJSON(w, http.StatusOK, api.ToolList{Profile: rendered.Profile, Tools: rendered.Tools, Prompt: rendered.Prompt, Contract: e.k.Name()})
-		return nil
+		return &api.ToolList{Profile: rendered.Profile, Tools: rendered.Tools, Prompt: rendered.Prompt, Contract: e.k.Name()}, nil
 	}
 	p, err := tools.LookupProfile(profile)
 	if err != nil {
-		return apiErr(api.CodeInvalidInput, "%v", err)
+		return nil, apiErr(api.CodeInvalidInput, "%v", err)
 	}
 	defs, err := contractDefinitions(e.k)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	list, err := tools.RenderFormat(p.Format, defs)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, api.ToolList{Profile: profile, Tools: list, Prompt: e.k.Prompt(), Contract: e.k.Name()})
-	return nil
+	return &api.ToolList{Profile: profile, Tools: list, Prompt: e.k.Prompt(), Contract: e.k.Name()}, nil
 }
 
 // contractDefinitions turns a contract's tools into definitions a profile
@@ -194,48 +196,33 @@ func contractDefinitions(k contract.Contract) ([]tools.Definition, error) {
 	return defs, nil
 }
 
-// profile is the tool profile a request asks for with ?profile=, else the
-// session's.
-func (e *entry) profile(r *http.Request) string {
-	if p := r.URL.Query().Get("profile"); p != "" {
-		return p
+// profile is the tool profile asked for, else the session's.
+func (e *entry) profile(asked string) string {
+	if asked != "" {
+		return asked
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.meta.Profile
 }
 
-// handleCallLog lists a session's tool calls: ?since=N (the calls after
-// the N-th), ?limit= (at most callPageMax).
-func (d *Daemon) handleCallLog(w http.ResponseWriter, r *http.Request) error {
-	e, err := d.lookup(r.PathValue("id"))
+// CallPageMax is the most calls one page of a call log holds.
+const CallPageMax = callPageMax
+
+// CallLog lists session id's tool calls after the since-th, at most limit
+// (and at most CallPageMax).
+func (d *Daemon) CallLog(ctx context.Context, id string, since uint64, limit int) (*api.CallList, error) {
+	e, err := d.lookup(id)
 	if err != nil {
-		return err
-	}
-	q := r.URL.Query()
-	var since uint64
-	if v := q.Get("since"); v != "" {
-		if since, err = strconv.ParseUint(v, 10, 64); err != nil {
-			return apiErr(api.CodeInvalidInput, "since=%q: give a call number (0 for the first page)", v)
-		}
-	}
-	limit := callPageMax
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return apiErr(api.CodeInvalidInput, "limit=%q: give a number from 1 to %d", v, callPageMax)
-		}
-		limit = min(n, callPageMax)
+		return nil, err
 	}
 	if e.calls == nil {
-		return apiErr(api.CodeInternal, "session %s has no call log (it could not be opened at start; see the daemon's log)", e.id)
+		return nil, apiErr(api.CodeInternal, "session %s has no call log (it could not be opened at start; see the daemon's log)", e.id)
 	}
-	list, err := e.calls.list(since, limit)
-	if err != nil {
-		return err
+	if limit < 1 || limit > callPageMax {
+		limit = callPageMax
 	}
-	writeJSON(w, http.StatusOK, list)
-	return nil
+	return e.calls.list(since, limit)
 }
 
 // daemonHost imports host folders into a session for its contract (a

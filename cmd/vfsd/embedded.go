@@ -16,6 +16,7 @@ import (
 
 	"github.com/vfsd/vfsd/client"
 	"github.com/vfsd/vfsd/daemon"
+	"github.com/vfsd/vfsd/httpapi"
 )
 
 // embeddedDaemon is the daemon run inside this process, on the default data
@@ -246,7 +247,7 @@ func startEmbeddedDaemon(ctx context.Context, roots []string, log io.Writer) (*e
 		return nil, err
 	}
 	e.socket = filepath.Join(e.sockDir, "d.sock")
-	d, err := daemon.New(ctx, daemon.Config{
+	d, err := httpapi.Open(ctx, daemon.Config{
 		DataDir: e.dataDir, Socket: e.socket, AllowRoots: roots,
 		PrivatePaths: []string{e.sockDir}, // vfsd run hides it from its command, with the data dir
 		// The command's daemon leaves the mounts a vfsd serve recorded down:

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vfsd/vfsd/daemon"
+	"github.com/vfsd/vfsd/httpapi"
 )
 
 func newServeCmd(g *globalFlags) *cobra.Command {
@@ -94,7 +95,7 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 			if blobBytes <= 0 || maxLabel <= 0 {
 				return usageError{errors.New("--max-blob-bytes and --max-label-bytes must be positive")}
 			}
-			d, err := daemon.New(cmd.Context(), cfg)
+			d, err := httpapi.Open(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}

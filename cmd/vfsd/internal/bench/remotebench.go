@@ -24,6 +24,7 @@ import (
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
 	"github.com/vfsd/vfsd/daemon"
+	"github.com/vfsd/vfsd/httpapi"
 	"github.com/vfsd/vfsd/internal/s3server"
 	"github.com/vfsd/vfsd/snapshot/s3store"
 )
@@ -530,7 +531,7 @@ type benchDaemon struct {
 }
 
 func startBenchDaemon(ctx context.Context, dataDir, socket, remote string, allow []string, log *slog.Logger) (*benchDaemon, error) {
-	d, err := daemon.New(ctx, daemon.Config{
+	d, err := httpapi.Open(ctx, daemon.Config{
 		DataDir: dataDir, Socket: socket, AllowRoots: allow, Remote: remote,
 		PrivatePaths: []string{filepath.Dir(socket)}, NoRemount: true, Logger: log, Version: "bench",
 		MaxSessionFiles: -1, MaxSessionBytes: -1,

@@ -15,6 +15,7 @@ import (
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
 	"github.com/vfsd/vfsd/daemon"
+	"github.com/vfsd/vfsd/httpapi"
 )
 
 // history runs a daemon in this process on a private socket, creates a
@@ -30,7 +31,7 @@ func (d *tour) history(host string) error {
 	}
 	defer os.RemoveAll(sockDir)
 	socket := filepath.Join(sockDir, "d.sock")
-	dm, err := daemon.New(d.ctx, daemon.Config{
+	dm, err := httpapi.Open(d.ctx, daemon.Config{
 		DataDir: filepath.Join(d.dir, "daemon"), Socket: socket,
 		AllowRoots:   []string{filepath.Dir(host)},
 		PrivatePaths: []string{sockDir},

@@ -1,0 +1,14 @@
+package httpapi
+
+import "net/http"
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, http.StatusOK, s.d.Health(r.Context()))
+	return nil
+}
+
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	s.d.WriteMetrics(r.Context(), w)
+	return nil
+}
