@@ -172,8 +172,9 @@ func (d *Daemon) GetSnapshot(ctx context.Context, ref string) (*api.Snapshot, er
 	return &v, nil
 }
 
-// Restore puts session id in the state of snapshot ref.
-func (d *Daemon) Restore(ctx context.Context, id, ref string) (*api.Session, error) {
+// Restore puts session id in the state of the snapshot req names.
+func (d *Daemon) Restore(ctx context.Context, id string, req api.RestoreRequest) (*api.Session, error) {
+	ref := req.Snapshot
 	e, err := d.lookup(id)
 	if err != nil {
 		return nil, err

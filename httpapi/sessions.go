@@ -16,42 +16,6 @@ func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) err
 	})
 }
 
-func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.d.ListSessions(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, list)
-	return nil
-}
-
-func (s *Server) handleGetSession(w http.ResponseWriter, r *http.Request) error {
-	sess, err := s.d.Session(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, sess)
-	return nil
-}
-
-// handleUpdateSession restarts a session's lifetime with a new TTL.
-func (s *Server) handleUpdateSession(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
-	if err := s.d.CheckSession(r.Context(), id); err != nil {
-		return err // a session that does not exist says so before its body is read
-	}
-	var req api.UpdateSessionRequest
-	if err := decodeBody(w, r, &req); err != nil {
-		return err
-	}
-	sess, err := s.d.UpdateSession(r.Context(), id, req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, sess)
-	return nil
-}
-
 func (s *Server) handleResetSession(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	if err := s.d.CheckSession(r.Context(), id); err != nil {
@@ -98,15 +62,5 @@ func (s *Server) handleFork(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, resp)
-	return nil
-}
-
-// handleContractState serves the state the session's contract offers.
-func (s *Server) handleContractState(w http.ResponseWriter, r *http.Request) error {
-	st, err := s.d.ContractState(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
 	return nil
 }

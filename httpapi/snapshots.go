@@ -21,57 +21,12 @@ func (s *Server) handleCreateSnapshot(w http.ResponseWriter, r *http.Request) er
 	})
 }
 
-func (s *Server) handleSessionSnapshots(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.d.SessionSnapshots(r.Context(), r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, list)
-	return nil
-}
-
 func (s *Server) handleListSnapshots(w http.ResponseWriter, r *http.Request) error {
 	list, err := s.d.ListSnapshots(r.Context(), r.URL.Query().Get("session"))
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, list)
-	return nil
-}
-
-func (s *Server) handleGetSnapshot(w http.ResponseWriter, r *http.Request) error {
-	snap, err := s.d.GetSnapshot(r.Context(), r.PathValue("snap"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, snap)
-	return nil
-}
-
-func (s *Server) handleRestore(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
-	if err := s.d.CheckSession(r.Context(), id); err != nil {
-		return err
-	}
-	var req api.RestoreRequest
-	if err := decodeBody(w, r, &req); err != nil {
-		return err
-	}
-	sess, err := s.d.Restore(r.Context(), id, req.Snapshot)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, sess)
-	return nil
-}
-
-// handleDeleteSnapshot deletes any snapshot (admin).
-func (s *Server) handleDeleteSnapshot(w http.ResponseWriter, r *http.Request) error {
-	resp, err := s.d.DeleteSnapshot(r.Context(), r.PathValue("snap"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, resp)
 	return nil
 }
 
@@ -83,14 +38,5 @@ func (s *Server) handleDeleteSessionSnapshot(w http.ResponseWriter, r *http.Requ
 		return err
 	}
 	writeJSON(w, http.StatusOK, resp)
-	return nil
-}
-
-func (s *Server) handleGC(w http.ResponseWriter, r *http.Request) error {
-	rep, err := s.d.GC(r.Context())
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, rep)
 	return nil
 }
