@@ -23,16 +23,7 @@ func (d *Daemon) Apply(ctx context.Context, id string, req api.ApplyRequest) (*a
 	}
 	e.hostMu.Lock()
 	defer e.hostMu.Unlock()
-	if err := d.settle(ctx, e); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	base, mounts := e.meta.Import, e.meta.Mounts
-	e.mu.Unlock()
-	if base == "" || len(mounts) == 0 {
-		return nil, apiErr(api.CodeConflict, "session %s has no host folders to apply to: only sessions created with mounts (and their forks) can be applied; read its diff instead", e.id)
-	}
-	im, err := d.importer(e.pol.ASCIIOnly)
+	base, mounts, im, err := d.hostFolders(ctx, e, "to apply to: only sessions created with mounts (and their forks) can be applied; read its diff instead")
 	if err != nil {
 		return nil, err
 	}
@@ -52,4 +43,26 @@ func (d *Daemon) Apply(ctx context.Context, id string, req api.ApplyRequest) (*a
 		out.ImportSnapshot = rep.Import
 	}
 	return &out, nil
+}
+
+// hostFolders settles session e's mounts and returns what an operation on
+// its host folders starts from: its import snapshot, its folders and the
+// importer for its policy. A session without folders is a conflict, said
+// with why (the end of the sentence "session ID has no host folders ...").
+// The caller holds e.hostMu.
+func (d *Daemon) hostFolders(ctx context.Context, e *entry, why string) (string, []hostmount.Mount, *hostmount.Importer, error) {
+	if err := d.settle(ctx, e); err != nil {
+		return "", nil, nil, err
+	}
+	e.mu.Lock()
+	base, mounts := e.meta.Import, e.meta.Mounts
+	e.mu.Unlock()
+	if base == "" || len(mounts) == 0 {
+		return "", nil, nil, apiErr(api.CodeConflict, "session %s has no host folders %s", e.id, why)
+	}
+	im, err := d.importer(e.pol.ASCIIOnly)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return base, mounts, im, nil
 }

@@ -37,16 +37,7 @@ func (d *Daemon) Rebase(ctx context.Context, id string, req api.RebaseRequest) (
 func (d *Daemon) rebase(ctx context.Context, e *entry, dry bool) (*api.RebaseReport, error) {
 	e.hostMu.Lock()
 	defer e.hostMu.Unlock()
-	if err := d.settle(ctx, e); err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	base, mounts := e.meta.Import, e.meta.Mounts
-	e.mu.Unlock()
-	if base == "" || len(mounts) == 0 {
-		return nil, apiErr(api.CodeConflict, "session %s has no host folders to rebase on: only sessions created with mounts (and their forks) have them", e.id)
-	}
-	im, err := d.importer(e.pol.ASCIIOnly)
+	base, mounts, im, err := d.hostFolders(ctx, e, "to rebase on: only sessions created with mounts (and their forks) have them")
 	if err != nil {
 		return nil, err
 	}
