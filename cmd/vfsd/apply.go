@@ -49,16 +49,16 @@ written without them is noted, and the next apply lists it again;
 			// Paths are quoted as git quotes them: a name cannot forge a
 			// line of the report or send escape sequences to the terminal.
 			for _, ch := range r.Applied {
-				fmt.Fprintf(w, "%s %-7s %s\n", verb, ch.Action, textdiff.QuotePath(ch.HostPath))
+				fmt.Fprintf(w, "%s %-7s %s\n", verb, ch.Action, textdiff.ShowText(ch.HostPath))
 				if ch.Note != "" {
-					fmt.Fprintf(w, "  note: %s\n", textdiff.QuotePath(ch.Note))
+					fmt.Fprintf(w, "  note: %s\n", textdiff.ShowText(ch.Note))
 				}
 			}
 			for _, ch := range r.Conflicts {
-				fmt.Fprintf(w, "conflict %-7s %s: %s\n", ch.Action, textdiff.QuotePath(ch.HostPath), textdiff.QuotePath(ch.Conflict))
+				fmt.Fprintf(w, "conflict %-7s %s: %s\n", ch.Action, textdiff.ShowText(ch.HostPath), textdiff.ShowText(ch.Conflict))
 			}
 			for _, p := range r.Outside {
-				fmt.Fprintf(w, "not applied: %s is outside every host folder\n", textdiff.QuotePath(p))
+				fmt.Fprintf(w, "not applied: %s is outside every host folder\n", textdiff.ShowText(p))
 			}
 			fmt.Fprintf(w, "%d changes %s, %d conflicts\n", len(r.Applied), verb, len(r.Conflicts))
 		}); err != nil {

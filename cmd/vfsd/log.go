@@ -71,7 +71,7 @@ func printLog(w io.Writer, l *api.Log) {
 		}
 		fmt.Fprintf(w, "@%-5d %s  %-24s %-8s %-8s %s\n", e.SeqBefore, e.Time.Local().Format(time.DateTime), what, e.Source, status, oneLine(e.Summary, 80))
 		for _, p := range e.Paths {
-			fmt.Fprintf(w, "        %s\n", textdiff.QuotePath(p))
+			fmt.Fprintf(w, "        %s\n", textdiff.ShowText(p))
 		}
 		if e.PathsMore > 0 {
 			fmt.Fprintf(w, "        ... and %d more\n", e.PathsMore)
@@ -96,5 +96,5 @@ func oneLine(s string, n int) string {
 	if r := []rune(s); len(r) > n {
 		s = string(r[:n-1]) + "…"
 	}
-	return textdiff.QuotePath(s)
+	return textdiff.ShowText(s)
 }

@@ -159,7 +159,7 @@ func listMounts(cmd *cobra.Command, c *client.Client, out *output) error {
 			if backend == "" {
 				backend = api.BackendFUSE
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", textdiff.QuotePath(r.Dir), r.Session, backend, orDash(strings.Join(opts, " ")))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", textdiff.ShowText(r.Dir), r.Session, backend, orDash(strings.Join(opts, " ")))
 		}
 		tw.Flush()
 	})

@@ -233,7 +233,7 @@ func printDiff(cmd *cobra.Command, c *client.Client, out *output, session string
 		}
 		return out.print(d, func(w io.Writer) {
 			for _, e := range d.Entries {
-				fmt.Fprintf(w, "%-8s %-7s %s\n", e.Change, e.Kind, textdiff.QuotePath(e.Path))
+				fmt.Fprintf(w, "%-8s %-7s %s\n", e.Change, e.Kind, textdiff.ShowText(e.Path))
 			}
 			fmt.Fprintf(w, "%d added, %d modified, %d deleted\n", d.Added, d.Modified, d.Deleted)
 		})

@@ -195,7 +195,7 @@ func onStagedDir(ctx context.Context, dir, preset string, dryRun bool, errOut io
 		return fmt.Errorf("apply the changes to %s: %w", abs, err)
 	}
 	for _, c := range ar.Conflicts {
-		fmt.Fprintf(errOut, "vfsd: not applied: %s: %s\n", textdiff.QuotePath(c.HostPath), textdiff.QuotePath(c.Conflict))
+		fmt.Fprintf(errOut, "vfsd: not applied: %s: %s\n", textdiff.ShowText(c.HostPath), textdiff.ShowText(c.Conflict))
 	}
 	if len(ar.Conflicts) > 0 {
 		return fmt.Errorf("%d changes were not applied to %s (each with its reason above); fix the host, then run the tool again", len(ar.Conflicts), abs)

@@ -50,32 +50,37 @@ func QuotePath(p string) string {
 			b.WriteByte(c)
 			continue
 		}
-		b.WriteByte('\\')
-		switch c {
-		case '\a':
-			b.WriteByte('a')
-		case '\b':
-			b.WriteByte('b')
-		case '\t':
-			b.WriteByte('t')
-		case '\n':
-			b.WriteByte('n')
-		case '\v':
-			b.WriteByte('v')
-		case '\f':
-			b.WriteByte('f')
-		case '\r':
-			b.WriteByte('r')
-		case '"', '\\':
-			b.WriteByte(c)
-		default:
-			b.WriteByte('0' + c>>6)
-			b.WriteByte('0' + c>>3&7)
-			b.WriteByte('0' + c&7)
-		}
+		writeEscape(&b, c)
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// writeEscape writes byte c as QuotePath escapes it.
+func writeEscape(b *strings.Builder, c byte) {
+	b.WriteByte('\\')
+	switch c {
+	case '\a':
+		b.WriteByte('a')
+	case '\b':
+		b.WriteByte('b')
+	case '\t':
+		b.WriteByte('t')
+	case '\n':
+		b.WriteByte('n')
+	case '\v':
+		b.WriteByte('v')
+	case '\f':
+		b.WriteByte('f')
+	case '\r':
+		b.WriteByte('r')
+	case '"', '\\':
+		b.WriteByte(c)
+	default:
+		b.WriteByte('0' + c>>6)
+		b.WriteByte('0' + c>>3&7)
+		b.WriteByte('0' + c&7)
+	}
 }
 
 // needsQuote reports whether byte c makes QuotePath quote a path.
