@@ -48,6 +48,11 @@ type ApplyRequest struct {
 	// only while its content is unchanged; the others are left out and
 	// noted (hostmount.ApplyOptions.KeepSetID).
 	KeepSetID bool `json:"keep_setid,omitempty"`
+	// AllowConflicts applies files that still hold the conflict markers a
+	// rebase left (<<<<<<< session ... >>>>>>> host). Without it a real
+	// apply refuses while any does (conflict), as git refuses to commit
+	// unmerged paths.
+	AllowConflicts bool `json:"allow_conflicts,omitempty"`
 }
 
 // ApplyReport tells what an apply wrote to the host, or would write.
@@ -62,6 +67,10 @@ type ApplyReport struct {
 	// state when everything applied), so the next apply neither redoes
 	// nor undoes this one; "" for a dry run.
 	ImportSnapshot string `json:"import_snapshot,omitempty"`
+	// Unresolved lists the files that still hold a rebase's conflict
+	// markers: a dry run shows them, a real apply refuses them unless
+	// ApplyRequest.AllowConflicts.
+	Unresolved []string `json:"unresolved,omitempty"`
 }
 
 // ApplyChange is one path an apply wrote, would write, or refused.

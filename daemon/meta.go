@@ -76,6 +76,9 @@ type sessionMeta struct {
 	// ImportMarks record the imports rebases moved Import from, in order:
 	// a rewind to before a rebase brings its import back.
 	ImportMarks []importMark `json:"import_marks,omitempty"`
+	// Conflicted are the paths a rebase left conflict markers in; apply
+	// refuses those that still hold them (unresolvedConflicts).
+	Conflicted []string `json:"conflicted,omitempty"`
 
 	// UID identifies this incarnation of the session: random, never
 	// reused, unlike ID. Snapshots taken of it record it, and a session

@@ -118,6 +118,11 @@ func (d *Daemon) rebase(ctx context.Context, e *entry, dry bool) (*api.RebaseRep
 		m.Import = theirs.ID
 		m.Owned = append(m.Owned, theirs.ID) // released when the session closes
 		m.ImportMarks = append(slices.Clone(m.ImportMarks), importMark{Seq: rb.rep.SeqBefore, Import: base})
+		for _, c := range rb.rep.Conflicts {
+			if c.Markers && !slices.Contains(m.Conflicted, c.Path) {
+				m.Conflicted = append(slices.Clone(m.Conflicted), c.Path)
+			}
+		}
 	}); err != nil {
 		return nil, fmt.Errorf("rebase %s: the session has the host's changes (rewind to %d to undo them), but its new import could not be recorded: %w", e.id, rb.rep.SeqBefore, err)
 	}

@@ -289,6 +289,17 @@ func TestDaemonRebase(t *testing.T) {
 	got, _ = histRead(t, c, "r", "session-only.txt")
 	require.Equal(t, "session\n", got)
 
+	// While the markers are there, apply refuses, naming the file and
+	// the way out; a dry run lists it; the host is untouched.
+	out, errOut, code = p.cli(ctx, nil, "apply", "r")
+	require.Equal(t, 1, code, out+errOut)
+	require.Contains(t, errOut, "conflict.txt")
+	require.Contains(t, errOut, "--allow-conflicts")
+	require.Equal(t, lines("one", "two by the host", "three"), hostRead("conflict.txt"))
+	out, errOut, code = p.cli(ctx, nil, "apply", "r", "--dry-run")
+	require.Equal(t, 0, code, out+errOut)
+	require.Contains(t, out, "unresolved: conflict.txt still holds")
+
 	// The person resolves the conflict in the session; apply goes through.
 	histWrite(t, c, "r", "conflict.txt", lines("one", "two, agreed", "three"))
 	out, errOut, code = p.cli(ctx, nil, "apply", "r")

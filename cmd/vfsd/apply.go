@@ -14,7 +14,7 @@ import (
 func newApplyCmd(g *globalFlags) *cobra.Command {
 	var req api.ApplyRequest
 	cmd := remoteCmd(g, sessionHost(&cobra.Command{
-		Use:   "apply SESSION [--dry-run] [--keep-setid]",
+		Use:   "apply SESSION [--dry-run] [--keep-setid] [--allow-conflicts]",
 		Short: "Write a session's changes back to the host folders it was staged from",
 		Long: `Writes what changed in SESSION since its host folders were imported (or last
 applied) back to them. A path the host changed meanwhile is a conflict: it is
@@ -22,9 +22,14 @@ reported and left alone, and the command exits 1; so is a change the host
 refuses (a directory that gained files, permission denied, a full disk). What
 was applied becomes the new starting point, so applying again after fixing the
 host writes only the rest. --dry-run reports what would be written and writes
-nothing. Paths with control characters, quotes, backslashes or non-ASCII bytes
-are printed quoted as git quotes them ("a\nb"). Review first with vfsd diff
-SESSION. No running daemon is needed: vfsd runs one inside the command.
+nothing. Paths with control characters, quotes, backslashes, bytes that are
+not UTF-8 or invisible Unicode characters are printed quoted ("a\nb"). Review
+first with vfsd diff SESSION.
+
+A file a rebase (vfsd session rebase) left conflict markers in
+(<<<<<<< session ... >>>>>>> host) is not applied while it still holds
+them: the apply is refused, naming the files, until they are edited in the
+session; --allow-conflicts applies them as they are. --dry-run lists them. No running daemon is needed: vfsd runs one inside the command.
 
 Set-user-ID and set-group-ID bits and file capabilities (security.capability)
 are not written unless the host file had them and the session left its
@@ -60,6 +65,9 @@ written without them is noted, and the next apply lists it again;
 			for _, p := range r.Outside {
 				fmt.Fprintf(w, "not applied: %s is outside every host folder\n", textdiff.ShowText(p))
 			}
+			for _, p := range r.Unresolved {
+				fmt.Fprintf(w, "unresolved: %s still holds a rebase's conflict markers\n", textdiff.ShowText(p))
+			}
 			fmt.Fprintf(w, "%d changes %s, %d conflicts\n", len(r.Applied), verb, len(r.Conflicts))
 		}); err != nil {
 			return err
@@ -71,5 +79,6 @@ written without them is noted, and the next apply lists it again;
 	})
 	cmd.Flags().BoolVar(&req.DryRun, "dry-run", false, "report what would be written, write nothing")
 	cmd.Flags().BoolVar(&req.KeepSetID, "keep-setid", false, "write set-ID bits and file capabilities as the session has them (only for files you trust)")
+	cmd.Flags().BoolVar(&req.AllowConflicts, "allow-conflicts", false, "apply files that still hold a rebase's conflict markers")
 	return cmd
 }
