@@ -250,8 +250,11 @@ type ImportReport struct {
 	Cached   int64               `json:"cached"`
 	Skipped  []ImportSkip        `json:"skipped"`
 	Mounts   []ImportMountReport `json:"mounts"`
-	ScanMs   float64             `json:"scan_ms"`
-	TotalMs  float64             `json:"total_ms"`
+	// Warnings say what looks like a mistake: a folder that staged
+	// nothing because its include globs matched nothing, say.
+	Warnings []string `json:"warnings,omitempty"`
+	ScanMs   float64  `json:"scan_ms"`
+	TotalMs  float64  `json:"total_ms"`
 }
 
 // ImportSkip is a host entry an import left out, and why.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -208,6 +210,9 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 func (d *Daemon) startingPoint(ctx context.Context, req api.CreateSessionRequest, src *entry, pol *policy.Policy, m *sessionMeta, progress progressFunc) (*api.ImportReport, error) {
 	switch {
 	case len(req.Mounts) > 0:
+		if err := checkFoldersExist(req.Mounts); err != nil {
+			return nil, err
+		}
 		im, err := d.importer(pol.ASCIIOnly)
 		if err != nil {
 			return nil, err
@@ -215,11 +220,13 @@ func (d *Daemon) startingPoint(ctx context.Context, req api.CreateSessionRequest
 		m.Mounts = fromAPIMounts(req.Mounts)
 		snap, rep, err := im.Import(ctx, d.repo, m.Mounts, progress.imports())
 		if err != nil {
-			return nil, fmt.Errorf("stage the mounts: %w", err)
+			return nil, fmt.Errorf("stage the host folders: %w", err)
 		}
 		m.Base, m.Import, m.Restage = snap.ID, snap.ID, true
 		m.Owned = append(m.Owned, snap.ID)
-		return importReport(rep), nil
+		out := importReport(rep)
+		out.Warnings = emptyFolderWarnings(req.Mounts, out.Mounts)
+		return out, nil
 	case req.Base != "":
 		snap, err := d.snapshotByRef(ctx, req.Base)
 		if err != nil {
@@ -462,4 +469,35 @@ func (d *Daemon) expire(now time.Time) int {
 		n++
 	}
 	return n
+}
+
+// checkFoldersExist refuses host folders that do not exist, before they
+// are looked for under the allowed roots: a mistyped path should say so,
+// not that it is outside the roots. Only the admin stages folders at
+// creation, so saying whether a path exists tells nobody anything new.
+func checkFoldersExist(mounts []api.Mount) error {
+	for _, m := range mounts {
+		if !filepath.IsAbs(m.HostPath) {
+			continue // the importer says what is wrong with it
+		}
+		if _, err := os.Lstat(m.HostPath); errors.Is(err, fs.ErrNotExist) {
+			return apiErr(api.CodeNotFound, "host folder %s does not exist; check the path (vfsd session create --folder DIR takes an existing folder beneath one of the daemon's --allow-root directories)", m.HostPath)
+		}
+	}
+	return nil
+}
+
+// emptyFolderWarnings says which folders staged no file although they
+// asked for some with include globs: a pattern that matched nothing is
+// more likely a mistake than an intent.
+func emptyFolderWarnings(req []api.Mount, got []api.ImportMountReport) []string {
+	var out []string
+	for i, m := range req {
+		if len(m.Include) == 0 || i >= len(got) || got[i].Files > 0 {
+			continue
+		}
+		out = append(out, fmt.Sprintf("folder %s staged no files: include %s matched nothing (globs match paths relative to the folder, like **/*.go)",
+			m.HostPath, strings.Join(m.Include, ", ")))
+	}
+	return out
 }

@@ -292,9 +292,9 @@ func findRoot(roots []root, hp string) (root, string, error) {
 		for i, r := range roots {
 			allowed[i] = r.path
 		}
-		msg := "is outside the allowed roots; the daemon allows none (start it with --allow-root DIR)"
+		msg := "is outside the allowed roots; the daemon allows none (restart vfsd serve with --allow-root DIR: a daemon flag, read when it starts)"
 		if len(allowed) > 0 {
-			msg = fmt.Sprintf("is outside the allowed roots %s; mount a folder inside one, or allow its root with --allow-root", strings.Join(allowed, ", "))
+			msg = fmt.Sprintf("is outside the allowed roots %s; stage a folder inside one, or restart vfsd serve with --allow-root DIR (a daemon flag, read when it starts)", strings.Join(allowed, ", "))
 		}
 		return root{}, "", &vfs.Error{Op: "stage folder", Path: hp, Code: vfs.CodeForbidden, Msg: msg}
 	}

@@ -177,3 +177,35 @@ func TestImportProgress(t *testing.T) {
 	_, err = s.c.CreateSessionProgress(ctx, api.CreateSessionRequest{ID: "p"}, nil)
 	requireCode(t, err, api.CodeAlreadyExists)
 }
+
+// TestFolderMistakesSaySo: a host folder that does not exist says so (not
+// that it is outside the allowed roots), one outside them names the
+// daemon's flag and that it needs a restart, and include globs that
+// match nothing stage nothing with a warning, not in silence.
+func TestFolderMistakesSaySo(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "main.go"), []byte("package main\n"), 0o644))
+	cfg := newConfig(t)
+	cfg.AllowRoots = []string{root}
+	s := start(t, cfg)
+	ctx := context.Background()
+
+	for _, missing := range []string{filepath.Join(root, "typo"), "/no/such/folder"} {
+		_, err := s.c.CreateSession(ctx, api.CreateSessionRequest{Mounts: []api.Mount{{HostPath: missing}}})
+		requireCode(t, err, api.CodeNotFound)
+		require.ErrorContains(t, err, "does not exist")
+	}
+	outside := t.TempDir()
+	_, err := s.c.CreateSession(ctx, api.CreateSessionRequest{Mounts: []api.Mount{{HostPath: outside}}})
+	requireCode(t, err, api.CodeForbidden)
+	require.ErrorContains(t, err, "restart vfsd serve with --allow-root")
+
+	created, err := s.c.CreateSession(ctx, api.CreateSessionRequest{Mounts: []api.Mount{{HostPath: root, Include: []string{"**/*.gox"}}}})
+	require.NoError(t, err)
+	require.Zero(t, created.Import.Files)
+	require.Len(t, created.Import.Warnings, 1)
+	require.Contains(t, created.Import.Warnings[0], "**/*.gox matched nothing")
+	created, err = s.c.CreateSession(ctx, api.CreateSessionRequest{Mounts: []api.Mount{{HostPath: root, Include: []string{"**/*.go"}}}})
+	require.NoError(t, err)
+	require.Empty(t, created.Import.Warnings)
+}

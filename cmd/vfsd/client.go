@@ -177,7 +177,23 @@ func expires(s *api.Session) string {
 	if s.ExpiresAt == nil {
 		return "never"
 	}
-	return s.ExpiresAt.Local().Format(time.DateTime) + " (in " + time.Until(*s.ExpiresAt).Round(time.Second).String() + ")"
+	return s.ExpiresAt.Local().Format(time.DateTime) + " (" + untilText(time.Until(*s.ExpiresAt)) + ")"
+}
+
+// untilText says how far off a moment d ahead is, as a person says it:
+// "in 24 h", "in 35 min", "in 3 days", "in under a minute", or "expired".
+func untilText(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "expired"
+	case d < time.Minute:
+		return "in under a minute"
+	case d < 90*time.Minute:
+		return fmt.Sprintf("in %d min", int(d.Round(time.Minute)/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("in %d h", int(d.Round(time.Hour)/time.Hour))
+	}
+	return fmt.Sprintf("in %d days", int(d.Round(24*time.Hour)/(24*time.Hour)))
 }
 
 // sizeText renders a byte count for people.

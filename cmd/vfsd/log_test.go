@@ -24,3 +24,15 @@ func TestLogShowsUTF8(t *testing.T) {
 	require.Contains(t, out, `"evil\033[2Jname"`)
 	require.NotContains(t, out, "\x1b")
 }
+
+func TestUntilText(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		-time.Second:                  "expired",
+		30 * time.Second:              "in under a minute",
+		35 * time.Minute:              "in 35 min",
+		23*time.Hour + 59*time.Minute: "in 24 h",
+		72 * time.Hour:                "in 3 days",
+	} {
+		require.Equal(t, want, untilText(d), "%v", d)
+	}
+}

@@ -193,7 +193,10 @@ func printCreated(w io.Writer, r *api.CreateSessionResponse) {
 		fmt.Fprintf(w, "imported %d files, %d directories, %s in %.0f ms (%d unchanged files from the cache)\n",
 			im.Files, im.Dirs, sizeText(im.Bytes), im.TotalMs, im.Cached)
 		for _, sk := range im.Skipped {
-			fmt.Fprintf(w, "  skipped %s: %s\n", sk.HostPath, sk.Reason)
+			fmt.Fprintf(w, "  skipped %s: %s\n", textdiff.ShowText(sk.HostPath), sk.Reason)
+		}
+		for _, warn := range im.Warnings {
+			fmt.Fprintf(w, "  warning: %s\n", warn)
 		}
 	}
 	fmt.Fprintf(w, "token: %s\n(shown once; it reaches this session only)\n", r.Token)
@@ -260,7 +263,7 @@ func expiresShort(s *api.Session) string {
 	if s.ExpiresAt == nil {
 		return "never"
 	}
-	return "in " + time.Until(*s.ExpiresAt).Round(time.Minute).String()
+	return untilText(time.Until(*s.ExpiresAt))
 }
 
 func newSessionShowCmd(g *globalFlags) *cobra.Command {
