@@ -26,7 +26,7 @@ func (d *Daemon) Apply(ctx context.Context, id string, req api.ApplyRequest) (*a
 	}
 	e.hostMu.Lock()
 	defer e.hostMu.Unlock()
-	base, mounts, im, err := d.hostFolders(ctx, e, "to apply to: only sessions created with mounts (and their forks) can be applied; read its diff instead")
+	base, mounts, im, err := d.hostFolders(ctx, e, "to apply to")
 	if err != nil {
 		return nil, err
 	}
@@ -60,9 +60,9 @@ func (d *Daemon) Apply(ctx context.Context, id string, req api.ApplyRequest) (*a
 // hostFolders settles session e's mounts and returns what an operation on
 // its host folders starts from: its import snapshot, its folders and the
 // importer for its policy. A session without folders is a conflict, said
-// with why (the end of the sentence "session ID has no host folders ...").
-// The caller holds e.hostMu.
-func (d *Daemon) hostFolders(ctx context.Context, e *entry, why string) (string, []hostmount.Mount, *hostmount.Importer, error) {
+// with what for ("to apply to") and why it has none. The caller holds
+// e.hostMu.
+func (d *Daemon) hostFolders(ctx context.Context, e *entry, what string) (string, []hostmount.Mount, *hostmount.Importer, error) {
 	if err := d.settle(ctx, e); err != nil {
 		return "", nil, nil, err
 	}
@@ -70,7 +70,8 @@ func (d *Daemon) hostFolders(ctx context.Context, e *entry, why string) (string,
 	base, mounts := e.meta.Import, e.meta.Mounts
 	e.mu.Unlock()
 	if base == "" || len(mounts) == 0 {
-		return "", nil, nil, apiErr(api.CodeConflict, "session %s has no host folders %s", e.id, why)
+		return "", nil, nil, apiErr(api.CodeConflict, "session %s has no host folders %s: it was not staged from any (only a session created with host folders — vfsd session create --folder DIR — and the forks of such a live session have them; a fork of a snapshot, or of a session without folders, does not); read its changes with vfsd diff %s",
+			e.id, what, e.id)
 	}
 	im, err := d.importer(e.pol.ASCIIOnly)
 	if err != nil {

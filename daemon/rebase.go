@@ -37,7 +37,7 @@ func (d *Daemon) Rebase(ctx context.Context, id string, req api.RebaseRequest) (
 func (d *Daemon) rebase(ctx context.Context, e *entry, dry bool) (*api.RebaseReport, error) {
 	e.hostMu.Lock()
 	defer e.hostMu.Unlock()
-	base, mounts, im, err := d.hostFolders(ctx, e, "to rebase on: only sessions created with mounts (and their forks) have them")
+	base, mounts, im, err := d.hostFolders(ctx, e, "to rebase on")
 	if err != nil {
 		return nil, err
 	}

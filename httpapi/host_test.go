@@ -208,4 +208,15 @@ func TestFolderMistakesSaySo(t *testing.T) {
 	created, err = s.c.CreateSession(ctx, api.CreateSessionRequest{Mounts: []api.Mount{{HostPath: root, Include: []string{"**/*.go"}}}})
 	require.NoError(t, err)
 	require.Empty(t, created.Import.Warnings)
+
+	// A fork of a snapshot has no folders: apply says so, and does not
+	// claim that forks can be applied.
+	snap, err := s.c.CreateSnapshot(ctx, created.Session.ID, "")
+	require.NoError(t, err)
+	fork, err := s.c.ForkSnapshot(ctx, snap.ID, api.CreateSessionRequest{})
+	require.NoError(t, err)
+	_, err = s.c.Apply(ctx, fork.Session.ID, true)
+	requireCode(t, err, api.CodeConflict)
+	require.ErrorContains(t, err, "a fork of a snapshot")
+	require.ErrorContains(t, err, "vfsd diff "+fork.Session.ID)
 }
