@@ -301,7 +301,7 @@ func (d *Daemon) open(e *entry) error {
 	s, err := d.repo.Session(e.id)
 	var oe *snapshot.SessionOpenError
 	if errors.As(err, &oe) {
-		return apiErr(api.CodeInternal, "%v; to drop it, close it (DELETE /v1/sessions/%s, vfsd session close %s)", err, e.id, e.id)
+		return apiErr(api.CodeInternal, "%v; to drop it, close it with vfsd session close %s (DELETE /v1/sessions/%s)", err, e.id, e.id)
 	}
 	if err != nil {
 		return fmt.Errorf("open session %s: %w", e.id, err)
@@ -386,7 +386,7 @@ func (d *Daemon) lookupUnopened(id string) (*entry, error) {
 	ready := e != nil && (e.s != nil || e.stored)
 	d.mu.RUnlock()
 	if !ready {
-		return nil, apiErr(api.CodeNotFound, "no session %q; list the sessions with GET /v1/sessions (vfsd session list)", id)
+		return nil, apiErr(api.CodeNotFound, "no session %q; list the sessions with vfsd session list (GET /v1/sessions)", id)
 	}
 	e.mu.Lock()
 	expired := e.meta.expired(time.Now())

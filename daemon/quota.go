@@ -157,7 +157,7 @@ func (d *Daemon) checkSnapshotQuota(ctx context.Context, e *entry, label string)
 		}
 	}
 	if n >= max {
-		return apiErr(api.CodeTooLarge, "session %s has %d snapshots, its quota; delete some first with DELETE /v1/sessions/%s/snapshots/{snap} (vfsd snapshot rm)", e.id, n, e.id)
+		return apiErr(api.CodeTooLarge, "session %s has %d snapshots, its quota; delete some first with vfsd snapshot rm SNAPSHOT (DELETE /v1/sessions/%s/snapshots/{snap})", e.id, n, e.id)
 	}
 	return nil
 }
@@ -233,7 +233,7 @@ func (d *Daemon) DeleteSessionSnapshot(ctx context.Context, id, ref string) (*ap
 		return nil, err
 	}
 	if !e.took(snap.Record) {
-		return nil, apiErr(api.CodeForbidden, "snapshot %s was not taken of session %s; a session deletes only its own snapshots (the admin deletes any with DELETE /v1/snapshots/{snap})", snap.ID[:12], e.id)
+		return nil, apiErr(api.CodeForbidden, "snapshot %s was not taken of session %s; a session deletes only its own snapshots (the admin deletes any with vfsd snapshot rm, DELETE /v1/snapshots/{snap})", snap.ID[:12], e.id)
 	}
 	return d.deleteSnapshots(ctx, []string{snap.ID})
 }

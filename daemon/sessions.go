@@ -382,7 +382,7 @@ func (d *Daemon) closeSessionPurge(id, reason string, purge bool) error {
 	e := d.sessions[id]
 	if e == nil || (e.s == nil && !e.stored) {
 		d.mu.Unlock()
-		return apiErr(api.CodeNotFound, "no session %q; list the sessions with GET /v1/sessions (vfsd session list)", id)
+		return apiErr(api.CodeNotFound, "no session %q; list the sessions with vfsd session list (GET /v1/sessions)", id)
 	}
 	delete(d.sessions, id)
 	delete(d.tokens, e.meta.TokenHash)

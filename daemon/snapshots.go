@@ -21,7 +21,7 @@ func (d *Daemon) snapshotByRef(ctx context.Context, ref string) (*snapshot.Snaps
 		}
 	}
 	if errors.Is(err, vfs.ErrNotFound) {
-		return nil, apiErr(api.CodeNotFound, "%v; list the snapshots with GET /v1/snapshots (vfsd snapshot list)", err)
+		return nil, apiErr(api.CodeNotFound, "%v; list the snapshots with vfsd snapshot list (GET /v1/snapshots)", err)
 	}
 	return nil, d.remoteErr(err)
 }
@@ -93,7 +93,7 @@ func (d *Daemon) snapshotFor(ctx context.Context, p Caller, e *entry, ref string
 	}
 	switch len(found) {
 	case 0:
-		return nil, apiErr(api.CodeNotFound, "no snapshot %q that session %s reaches; list its snapshots with GET /v1/sessions/%s/snapshots (vfsd snapshot list)", ref, e.id, e.id)
+		return nil, apiErr(api.CodeNotFound, "no snapshot %q that session %s reaches; list its snapshots with vfsd snapshot list --session %s (GET /v1/sessions/%s/snapshots)", ref, e.id, e.id, e.id)
 	case 1:
 		return found[0], nil
 	}

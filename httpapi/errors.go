@@ -27,7 +27,7 @@ func apiErr(code, format string, args ...any) *api.Error {
 func toAPIError(err error) *api.Error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return apiErr(api.CodeTooLarge, "the request body is over its limit of %d bytes; send less, or upload large content with POST /v1/blobs", mbe.Limit)
+		return apiErr(api.CodeTooLarge, "the request body is over its limit of %d bytes; send less, or upload large content as a blob first (POST /v1/blobs) and pass its blob_ref", mbe.Limit)
 	}
 	return daemon.APIError(err)
 }

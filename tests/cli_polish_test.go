@@ -67,6 +67,11 @@ func TestCLIWithoutDaemon(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "created session w")
 
+	// An error names the command to run first, the route after it.
+	_, errOut, code = vfsd("session", "show", "nosuch")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errOut, "vfsd session list (GET /v1/sessions)")
+
 	out, errOut, code = vfsd("session", "list")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "CREATED")
