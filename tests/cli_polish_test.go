@@ -67,6 +67,15 @@ func TestCLIWithoutDaemon(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "created session w")
 
+	// vfsd version says which build this is: its commit (where git can
+	// tell it) and when the binary was built.
+	out, errOut, code = vfsd("version")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "built: ")
+	if head, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+		require.Contains(t, out, "commit "+string(head[:12]), "built from a git work tree: the commit is shown")
+	}
+
 	// An error names the command to run first, the route after it.
 	_, errOut, code = vfsd("session", "show", "nosuch")
 	require.NotEqual(t, 0, code)

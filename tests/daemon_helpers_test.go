@@ -38,7 +38,9 @@ func vfsdBinary(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(dir, "vfsd")
-		args := []string{"build", "-o", binPath}
+		// -buildvcs=auto: the binary records its commit where git can
+		// tell it (vfsd version shows it), whatever GOFLAGS says.
+		args := []string{"build", "-buildvcs=auto", "-o", binPath}
 		if raceEnabled {
 			args = append(args, "-race")
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"time"
@@ -16,6 +17,11 @@ type versionInfo struct {
 	Version  string `json:"version"`
 	Commit   string `json:"commit,omitempty"`
 	Modified bool   `json:"modified,omitempty"` // built from a work tree with uncommitted changes
+	// CommitTime is when Commit was made (from the VCS).
+	CommitTime string `json:"commit_time,omitempty"`
+	// Built is when this binary was written (its file's modification
+	// time: Go records no build time).
+	Built string `json:"built,omitempty"`
 	Go       string `json:"go"`
 	OS       string `json:"os"`
 	Arch     string `json:"arch"`
@@ -40,7 +46,14 @@ func buildInfo() versionInfo {
 				v.Commit = s.Value
 			case "vcs.modified":
 				v.Modified = s.Value == "true"
+			case "vcs.time":
+				v.CommitTime = s.Value
 			}
+		}
+	}
+	if exe, err := os.Executable(); err == nil {
+		if fi, err := os.Stat(exe); err == nil {
+			v.Built = fi.ModTime().UTC().Format(time.RFC3339)
 		}
 	}
 	return v
@@ -74,12 +87,18 @@ the flags name (--socket, --addr) when one answers; no daemon is started.`,
 				fmt.Fprintf(w, "vfsd %s", v.Version)
 				if v.Commit != "" {
 					fmt.Fprintf(w, " (commit %s", short(v.Commit))
+					if v.CommitTime != "" {
+						fmt.Fprintf(w, " of %s", v.CommitTime)
+					}
 					if v.Modified {
-						fmt.Fprint(w, ", modified")
+						fmt.Fprint(w, ", with uncommitted changes")
 					}
 					fmt.Fprint(w, ")")
 				}
 				fmt.Fprintf(w, " %s %s/%s\n", v.Go, v.OS, v.Arch)
+				if v.Built != "" {
+					fmt.Fprintf(w, "built: %s\n", v.Built)
+				}
 				if v.Daemon != nil {
 					fmt.Fprintf(w, "daemon: vfsd %s at %s, %d sessions\n", v.Daemon.Version, where, v.Daemon.Sessions)
 				} else {
@@ -92,10 +111,28 @@ the flags name (--socket, --addr) when one answers; no daemon is started.`,
 	return cmd
 }
 
-// version is the main module's version, or "devel".
+// version is the main module's version (a release, or the pseudo-version
+// go build stamps from the VCS: v0.0.0-DATE-COMMIT), else "devel" with the
+// commit when there is one ("devel-3f2a9c1d4e5b", "+dirty" with
+// uncommitted changes), else "devel".
 func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
-	return "devel"
+	v, dirty := "devel", ""
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v += "-" + short(s.Value)
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	return v + dirty
 }
