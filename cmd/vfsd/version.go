@@ -22,9 +22,9 @@ type versionInfo struct {
 	// Built is when this binary was written (its file's modification
 	// time: Go records no build time).
 	Built string `json:"built,omitempty"`
-	Go       string `json:"go"`
-	OS       string `json:"os"`
-	Arch     string `json:"arch"`
+	Go    string `json:"go"`
+	OS    string `json:"os"`
+	Arch  string `json:"arch"`
 	// Daemon is the daemon the flags name, when one answers.
 	Daemon *daemonVersion `json:"daemon,omitempty"`
 }
