@@ -156,6 +156,9 @@ type FuseMount struct {
 	// Backend is the backend serving it: "overlay", or "fuse" (also when
 	// empty: mounts recorded before backends).
 	Backend string `json:"backend,omitempty"`
+	// BackendWhy says why that backend serves it: asked for, or what
+	// "auto" found ("auto: the kernel overlay is not available here: ...").
+	BackendWhy string `json:"backend_why,omitempty"`
 	// AllowSetID and AllowDevices record that the mount was asked without
 	// nosuid or nodev (see MountRequest); every other mount has both.
 	AllowSetID   bool `json:"allow_setid,omitempty"`

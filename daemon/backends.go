@@ -12,28 +12,34 @@ import (
 	"github.com/vfsd/vfsd/vfs"
 )
 
-// chooseBackend resolves a mount request's backend: "fuse" (the default),
-// "overlay" (refused where it cannot mount, and with a uid/gid mapping,
-// which it does not do) or "auto" (overlay where it can, FUSE otherwise).
-func chooseBackend(req api.MountRequest) (string, error) {
+// chooseBackend resolves a mount request's backend, and says why:
+// "fuse" (the default), "overlay" (refused where it cannot mount, and with
+// a uid/gid mapping, which it does not do) or "auto" (overlay where it
+// can, FUSE otherwise).
+func chooseBackend(req api.MountRequest) (backend, why string, err error) {
 	switch req.Backend {
-	case "", api.BackendFUSE:
-		return api.BackendFUSE, nil
+	case "":
+		return api.BackendFUSE, "the default", nil
+	case api.BackendFUSE:
+		return api.BackendFUSE, "asked for", nil
 	case api.BackendOverlay:
 		if req.UID != 0 || req.GID != 0 {
-			return "", apiErr(api.CodeInvalidInput, "the overlay backend shows owners as stored and maps no uid/gid; drop --uid/--gid or use --backend fuse")
+			return "", "", apiErr(api.CodeInvalidInput, "the overlay backend shows owners as stored and maps no uid/gid; drop --uid/--gid or use --backend fuse")
 		}
 		if err := overlay.Available(); err != nil {
-			return "", apiErr(api.CodeUnavailable, "%v", err)
+			return "", "", apiErr(api.CodeUnavailable, "%v", err)
 		}
-		return api.BackendOverlay, nil
+		return api.BackendOverlay, "asked for", nil
 	case api.BackendAuto:
-		if req.UID == 0 && req.GID == 0 && overlay.Available() == nil {
-			return api.BackendOverlay, nil
+		if req.UID != 0 || req.GID != 0 {
+			return api.BackendFUSE, "auto: a uid/gid mapping needs FUSE (the overlay maps no owners)", nil
 		}
-		return api.BackendFUSE, nil
+		if err := overlay.Available(); err != nil {
+			return api.BackendFUSE, "auto: the kernel overlay is not available here (" + err.Error() + ")", nil
+		}
+		return api.BackendOverlay, "auto: the kernel overlay is available here", nil
 	}
-	return "", apiErr(api.CodeInvalidInput, "backend %q: use fuse, overlay or auto", req.Backend)
+	return "", "", apiErr(api.CodeInvalidInput, "backend %q: use fuse, overlay or auto", req.Backend)
 }
 
 // overlayStateDir is where the overlay mount of session id at dir keeps

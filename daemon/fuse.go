@@ -34,10 +34,11 @@ func (d *Daemon) Mount(ctx context.Context, id string, req api.MountRequest) (*a
 	fm := api.FuseMount{Dir: filepath.Clean(req.Dir), ReadOnly: req.ReadOnly, AllowOther: req.AllowOther,
 		DefaultPermissions: !noDP, NoDefaultPermissions: noDP, UID: req.UID, GID: req.GID,
 		AllowSetID: req.AllowSetID, AllowDevices: req.AllowDevices}
-	backend, err := chooseBackend(req)
+	backend, why, err := chooseBackend(req)
 	if err != nil {
 		return nil, err
 	}
+	fm.BackendWhy = why
 	if backend == api.BackendOverlay {
 		fm.Backend = backend
 	}
@@ -73,6 +74,7 @@ func (d *Daemon) Mount(ctx context.Context, id string, req api.MountRequest) (*a
 		}
 		d.log.Info("auto backend: the overlay cannot hold this session locally, mounting with FUSE", "session", e.id, "reason", ae.Message)
 		fm.Backend = ""
+		fm.BackendWhy = "auto: the overlay cannot hold this session locally (" + ae.Message + "); FUSE fetches its content on first read"
 		if err := d.mountFuse(e, fm); err != nil {
 			return nil, err
 		}

@@ -202,6 +202,20 @@ func TestRunWithoutDaemon(t *testing.T) {
 	id := sessionIn(t, stderr)
 	requireFile(t, filepath.Join(project, "a.txt"), "a\n")
 
+	// The run says which backend served it and why; a build's caches
+	// are writable (in the private /tmp); a run that changed nothing
+	// leaves no session behind.
+	require.Contains(t, stderr, "vfsd: mounted with ")
+	_, stderr, code = vfsd("run", "--sandbox", "namespace", "--dir", project, "--", "sh", "-c",
+		`mkdir -p "$XDG_CACHE_HOME/go-build" && echo c > "$XDG_CACHE_HOME/go-build/x" && mkdir -p "$npm_config_cache"`)
+	require.Equal(t, 0, code, stderr)
+	require.Regexp(t, `no changes to .*; session \S+ dropped \(vfsd run --keep keeps such a session\)`, stderr)
+	_, stderr, code = vfsd("run", "--sandbox", "namespace", "--dir", project, "--keep", "--", "true")
+	require.Equal(t, 0, code, stderr)
+	kept := sessionIn(t, stderr)
+	_, stderr, code = vfsd("session", "close", kept)
+	require.Equal(t, 0, code, stderr)
+
 	_, stderr, code = vfsd("run", "--sandbox", "namespace", "--dir", project, "--apply", "--", "sh", "-c", "echo now > b.txt")
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stderr, "applied 1 changes to "+project)

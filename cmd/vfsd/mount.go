@@ -85,7 +85,7 @@ permission flags do not apply (the kernel always checks permissions).
 		if err != nil {
 			return err
 		}
-		return out.print(fm, func(w io.Writer) { fmt.Fprintf(w, "mounted session %s at %s\n", args[0], fm.Dir) })
+		return out.print(fm, func(w io.Writer) { fmt.Fprintf(w, "mounted session %s at %s with %s\n", args[0], fm.Dir, backendText(fm)) })
 	})
 	cmd.Flags().StringVar(&req.Backend, "backend", api.BackendFUSE, "fuse (any user; live and coherent), overlay (the kernel's overlayfs: native speed; root, Linux 6.5+) or auto (overlay where the daemon can mount it, FUSE otherwise)")
 	cmd.Flags().BoolVar(&req.ReadOnly, "read-only", false, "refuse every change through the mount")
@@ -196,4 +196,13 @@ func newUnmountCmd(g *globalFlags) *cobra.Command {
 		}
 		return errors.New("no session is mounted at " + dir + "; vfsd mount (with no arguments) lists the mounts")
 	})
+}
+
+// backendText names the backend serving a mount, and why it does.
+func backendText(fm *api.FuseMount) string {
+	t := mountBackendText(fm.Backend)
+	if fm.BackendWhy != "" {
+		t += " (" + fm.BackendWhy + ")"
+	}
+	return t
 }

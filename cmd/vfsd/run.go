@@ -35,6 +35,9 @@ type runResult struct {
 	// Before is, with --session, the snapshot taken before the run: Diff
 	// is what the run changed since, and restoring it undoes the run.
 	Before string `json:"before,omitempty"`
+	// Dropped says the session was closed because the command changed
+	// nothing (and --keep was not given).
+	Dropped bool `json:"dropped,omitempty"`
 }
 
 type runFlags struct {
@@ -45,6 +48,7 @@ type runFlags struct {
 	env                        []string // --env: NAME or NAME=VALUE
 	gitignore, defaultExcludes bool
 	noNetwork, asJSON, apply   bool
+	keep                       bool
 	backend                    string
 	pf                         progressFlag
 	policyObject               []byte // --policy-file's content
@@ -62,7 +66,10 @@ CMD sees the folder at its own path and changes it freely, and the real DIR is
 untouched. Afterwards vfsd prints what CMD changed as a unified diff and how to
 apply it to DIR (vfsd apply SESSION) or drop it (vfsd session close SESSION);
 with --apply, a run whose CMD succeeds writes its changes to DIR at once (what
-DIR changed meanwhile is left alone and reported) and drops the session.
+DIR changed meanwhile is left alone and reported) and drops the session. A run
+that changed nothing drops its session (--keep keeps it). Stderr says which
+mount backend served the run, and why (--backend auto picks the overlay where
+the daemon can mount it).
 (--dir was called --mount before; --mount still works and warns.)
 
 --session SESSION runs CMD again in an existing session instead — one an
@@ -206,6 +213,7 @@ is dropped).`,
 	f.BoolVar(&rf.asJSON, "json", false, "print only the report (session, exit code, diff) as JSON on stdout; CMD's stdout goes to stderr")
 	f.StringVar(&rf.jsonFile, "json-file", "", "also write the report as JSON to this file")
 	f.BoolVar(&rf.apply, "apply", false, "when CMD succeeds, write its changes to the folder and drop the session")
+	f.BoolVar(&rf.keep, "keep", false, "keep the session even when CMD changed nothing (by default such a session is dropped)")
 	rf.pf.add(cmd)
 	return cmd
 }
@@ -295,7 +303,15 @@ func runInSession(cmd *cobra.Command, c *client.Client, g *globalFlags, rf *runF
 	}
 	res := runResult{Session: id, Dir: dir, ExitCode: status, Diff: diff, Before: before}
 	var applyErr error
-	if rf.apply && status == 0 {
+	switch {
+	case before == "" && len(diff.Entries) == 0 && !rf.keep:
+		// Nothing to apply or review: a session kept for 24 h would only
+		// be in the way.
+		if err := c.CloseSession(after, id); err != nil {
+			return exitStatus{exitRunFailed, fmt.Errorf("the command changed nothing, but dropping session %s failed: %w", id, err)}
+		}
+		res.Dropped = true
+	case rf.apply && status == 0:
 		res.Applied, applyErr = applyRun(after, c, id, dir, before == "")
 	}
 	if rf.jsonFile != "" {
@@ -366,9 +382,11 @@ func runMounted(ctx context.Context, c *client.Client, id, backend string, spec 
 	}
 	defer os.Remove(filepath.Dir(mp))
 	defer os.Remove(mp)
-	if _, err := c.Mount(ctx, id, api.MountRequest{Dir: mp, Backend: backend}); err != nil {
+	fm, err := c.Mount(ctx, id, api.MountRequest{Dir: mp, Backend: backend})
+	if err != nil {
 		return exitRunFailed, false, fmt.Errorf("mount session %s at %s: %w", id, mp, err)
 	}
+	fmt.Fprintf(stderr, "vfsd: mounted with %s\n", backendText(fm))
 	defer func() {
 		if err := c.Unmount(context.WithoutCancel(ctx), id, mp); err != nil {
 			fmt.Fprintf(stderr, "vfsd: unmount %s: %v; run vfsd unmount %s\n", mp, err, mp)
@@ -560,7 +578,10 @@ func printRunReport(stderr io.Writer, res runResult, embedded *embeddedDaemon) {
 	id, dir, d := res.Session, res.Dir, res.Diff
 	fmt.Fprintf(stderr, "vfsd: the command exited with status %d\n", res.ExitCode)
 	if len(d.Entries) == 0 {
-		if res.Applied == nil && res.Before == "" {
+		switch {
+		case res.Dropped:
+			fmt.Fprintf(stderr, "vfsd: no changes to %s; session %s dropped (vfsd run --keep keeps such a session)\n", dir, id)
+		case res.Applied == nil && res.Before == "":
 			fmt.Fprintf(stderr, "vfsd: no changes to %s; drop the session with: vfsd session close %s\n", dir, id)
 		}
 		if res.Before != "" {

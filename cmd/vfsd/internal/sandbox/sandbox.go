@@ -216,8 +216,9 @@ func validEnvName(name string) bool {
 // Env is the command's environment (Spec.Env): of env (vfsd's own) only
 // the variables safeEnvName allows, then those --env names (extra, checked
 // by ParseEnvFlags: NAME takes env's value when it has one, NAME=VALUE sets
-// it), with VFSD_SESSION, and TMPDIR where the command can write (the
-// TMPDIR asked for when it lies in a --rw path, else /tmp).
+// it), with VFSD_SESSION, TMPDIR where the command can write (the
+// TMPDIR asked for when it lies in a --rw path, else /tmp), and the usual
+// caches in it (privateCaches).
 func Env(env, extra []string, session string, writable []string) []string {
 	vars := map[string]string{}
 	var order []string
@@ -253,6 +254,7 @@ func Env(env, extra []string, session string, writable []string) []string {
 	if t := filepath.Clean(tmpdir); tmpOK && filepath.IsAbs(t) && underAny(t, writable) {
 		tmp = t
 	}
+	privateCaches(own, vars, set, tmp, writable)
 	out := make([]string, 0, len(order)+2)
 	for _, k := range order {
 		if !strings.HasPrefix(k, "VFSD_") && k != "TMPDIR" {
@@ -260,6 +262,37 @@ func Env(env, extra []string, session string, writable []string) []string {
 		}
 	}
 	return append(out, "VFSD_SESSION="+session, "TMPDIR="+tmp)
+}
+
+// privateCaches points the caches tools write as they work (Go's build
+// cache and pip's under XDG_CACHE_HOME, npm's) into the command's
+// private /tmp, where the host's are read-only: a build works (with a cold
+// cache), and nothing the command writes there can poison a cache the
+// host's own programs trust later — a Go build cache entry is code. A
+// cache under a --rw path is the host's own, shared on purpose; one the
+// caller sets with --env is left alone.
+func privateCaches(own, vars map[string]string, set func(k, v string), tmp string, writable []string) {
+	home := own["HOME"]
+	caches := []struct{ env, host, private string }{
+		{"XDG_CACHE_HOME", own["XDG_CACHE_HOME"], tmp + "/.cache"},
+		{"npm_config_cache", own["npm_config_cache"], tmp + "/.npm"},
+	}
+	if caches[0].host == "" && home != "" {
+		caches[0].host = filepath.Join(home, ".cache")
+	}
+	if caches[1].host == "" && home != "" {
+		caches[1].host = filepath.Join(home, ".npm")
+	}
+	for _, c := range caches {
+		if _, given := vars[c.env]; given {
+			continue
+		}
+		if c.host != "" && filepath.IsAbs(c.host) && underAny(filepath.Clean(c.host), writable) {
+			set(c.env, c.host)
+			continue
+		}
+		set(c.env, c.private)
+	}
 }
 
 // within reports whether p is dir or lies beneath it.

@@ -31,7 +31,13 @@ func TestSandboxEnv(t *testing.T) {
 		{"relative TMPDIR goes to /tmp", []string{"TMPDIR=t"}, nil, []string{"/"}, []string{"VFSD_SESSION=s1", "TMPDIR=/tmp"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, Env(tc.env, tc.extra, "s1", tc.writable))
+			var got []string // the caches have a test of their own (TestEnvCaches)
+			for _, kv := range Env(tc.env, tc.extra, "s1", tc.writable) {
+				if !strings.HasPrefix(kv, "XDG_CACHE_HOME=") && !strings.HasPrefix(kv, "npm_config_cache=") {
+					got = append(got, kv)
+				}
+			}
+			require.Equal(t, tc.want, got)
 		})
 	}
 }
@@ -103,4 +109,36 @@ func TestSetMasks(t *testing.T) {
 	s = Spec{WorkDir: proj, Writable: []string{dir}}
 	require.NoError(t, s.SetMasks(nil, []string{other}, []string{sock}, []string{dir}))
 	require.Equal(t, []string{other}, s.masks)
+}
+
+// TestEnvCaches: the usual caches point into the private /tmp where the
+// host's are read-only, stay the host's under a --rw path, and yield to
+// --env.
+func TestEnvCaches(t *testing.T) {
+	get := func(env []string, k string) string {
+		for _, kv := range env {
+			if name, v, _ := strings.Cut(kv, "="); name == k {
+				return v
+			}
+		}
+		return "(unset)"
+	}
+	host := []string{"HOME=/home/u", "PATH=/usr/bin", "TMPDIR=/home/u/tmp"}
+	for _, tc := range []struct {
+		name             string
+		extra, writable  []string
+		wantCache, wantN string
+	}{
+		{"read-only host", nil, nil, "/tmp/.cache", "/tmp/.npm"},
+		{"--rw ~/.cache", nil, []string{"/home/u/.cache"}, "/home/u/.cache", "/tmp/.npm"},
+		{"--rw HOME", nil, []string{"/home/u"}, "/home/u/.cache", "/home/u/.npm"},
+		{"--env", []string{"XDG_CACHE_HOME=/somewhere"}, nil, "/somewhere", "/tmp/.npm"},
+		{"--rw TMPDIR", nil, []string{"/home/u/tmp"}, "/home/u/tmp/.cache", "/home/u/tmp/.npm"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := Env(host, tc.extra, "s1", tc.writable)
+			require.Equal(t, tc.wantCache, get(env, "XDG_CACHE_HOME"))
+			require.Equal(t, tc.wantN, get(env, "npm_config_cache"))
+		})
+	}
 }
