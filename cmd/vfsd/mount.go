@@ -85,7 +85,9 @@ permission flags do not apply (the kernel always checks permissions).
 		if err != nil {
 			return err
 		}
-		return out.print(fm, func(w io.Writer) { fmt.Fprintf(w, "mounted session %s at %s with %s\n", args[0], fm.Dir, backendText(fm)) })
+		return out.print(fm, func(w io.Writer) {
+			fmt.Fprintf(w, "mounted session %s at %s with %s\n", args[0], fm.Dir, backendText(fm))
+		})
 	})
 	cmd.Flags().StringVar(&req.Backend, "backend", api.BackendFUSE, "fuse (any user; live and coherent), overlay (the kernel's overlayfs: native speed; root, Linux 6.5+) or auto (overlay where the daemon can mount it, FUSE otherwise)")
 	cmd.Flags().BoolVar(&req.ReadOnly, "read-only", false, "refuse every change through the mount")
