@@ -245,6 +245,33 @@ func TestRunWithoutDaemon(t *testing.T) {
 	_, stderr, code = p.cli(ctx, nil, "apply", id)
 	require.Equal(t, 0, code, stderr)
 	requireFile(t, filepath.Join(project, "a.txt"), "a\nkept\n")
+	p.stop()
+
+	// git status in a repository rewrites .git/index to refresh its stat
+	// cache: that is no change to review; git add is one.
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Log("git is not installed: the git index part is skipped")
+		return
+	}
+	repo := filepath.Join(root, "repo")
+	require.NoError(t, os.MkdirAll(repo, 0o755))
+	writeFile(t, filepath.Join(repo, "main.go"), "package main\n")
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	stdout, stderr, code = vfsd("run", "--sandbox", "namespace", "--dir", repo, "--", "git", "status", "--porcelain")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stderr, ".git/index: only git's stat cache changed")
+	require.Contains(t, stderr, "no changes to "+repo)
+	require.NotContains(t, stdout, "Binary files")
+	stdout, stderr, code = vfsd("run", "--sandbox", "namespace", "--dir", repo, "--", "sh", "-c", "echo x > new.txt && git add new.txt")
+	require.Equal(t, 0, code, stderr)
+	require.NotContains(t, stderr, "only git's stat cache changed")
+	require.Contains(t, stdout, "new.txt")
+	require.Contains(t, stdout, ".git/index")
 }
 
 // shortTempDir is a temporary directory with a path short enough for Unix

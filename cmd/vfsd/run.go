@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/client"
 	"github.com/vfsd/vfsd/cmd/vfsd/internal/sandbox"
+	"github.com/vfsd/vfsd/internal/gitindex"
 	"github.com/vfsd/vfsd/internal/textdiff"
 )
 
@@ -407,11 +409,39 @@ func runMounted(ctx context.Context, c *client.Client, id, backend string, spec 
 		return exitRunFailed, false, fmt.Errorf("start the %s sandbox: %w", spec.Kind, err)
 	}
 	status, ran, err = proc.Wait(ctx)
+	if ran {
+		keepGitIndex(spec.WorkDir, mp, stderr)
+	}
 	if errors.Is(err, sandbox.ErrInterrupted) {
 		fmt.Fprintln(stderr, "vfsd: interrupted; the command was stopped")
 		return status, true, nil
 	}
 	return status, ran, err
+}
+
+// keepGitIndex puts back the folder's git index in the session mounted at
+// mp when the command changed only git's stat cache in it (git status
+// rewrites .git/index to refresh it): that is no work to review or apply.
+// A real change — git add, git rm, a merge — stays.
+func keepGitIndex(hostDir, mp string, stderr io.Writer) {
+	const rel = ".git/index"
+	host, err := os.ReadFile(filepath.Join(hostDir, rel))
+	if err != nil {
+		return
+	}
+	inSession := filepath.Join(mp, rel)
+	now, err := os.ReadFile(inSession)
+	if err != nil || bytes.Equal(host, now) {
+		return
+	}
+	if same, err := gitindex.SameEntries(host, now); err != nil || !same {
+		return
+	}
+	if err := os.WriteFile(inSession, host, 0o644); err != nil {
+		fmt.Fprintf(stderr, "vfsd: %s: only git's stat cache changed, but putting it back failed: %v\n", rel, err)
+		return
+	}
+	fmt.Fprintf(stderr, "vfsd: %s: only git's stat cache changed (git status refreshes it); left as it was\n", rel)
 }
 
 // daemonMasks are the daemon's own paths the command must not reach: what
