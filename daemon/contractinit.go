@@ -203,7 +203,7 @@ func (d *Daemon) initNewSession(ctx context.Context, e *entry, s *vfs.Session) e
 	if _, ok := e.k.(contract.SessionInitializer); !ok {
 		return nil
 	}
-	ts, err := tools.New(s, tools.Options{Policy: e.pol, Blobs: sessionBlobs{BlobStore: d.repo.Blobs(), d: d, e: e}})
+	ts, err := tools.New(s, tools.Options{Policy: e.pol, Blobs: sessionBlobs{BlobStore: d.repo.Blobs(), d: d, e: e}, Checkpoints: checkpointer{d: d, e: e}})
 	if err != nil {
 		return fmt.Errorf("session %s: %w", e.id, err)
 	}

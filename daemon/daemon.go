@@ -348,7 +348,7 @@ func (d *Daemon) policyHook(id string) vfs.Policy {
 // attach binds the tools to a created or recovered session and makes the
 // session reachable.
 func (d *Daemon) attach(e *entry, s *vfs.Session) error {
-	ts, err := tools.New(s, tools.Options{Policy: e.pol, Blobs: sessionBlobs{BlobStore: d.repo.Blobs(), d: d, e: e}})
+	ts, err := tools.New(s, tools.Options{Policy: e.pol, Blobs: sessionBlobs{BlobStore: d.repo.Blobs(), d: d, e: e}, Checkpoints: checkpointer{d: d, e: e}})
 	if err != nil {
 		return fmt.Errorf("session %s: %w", e.id, err)
 	}

@@ -129,6 +129,11 @@ func (d *Daemon) Snapshot(ctx context.Context, id, label string, progress func(a
 	if err != nil {
 		return nil, err
 	}
+	return d.snapshot(ctx, e, label, progress)
+}
+
+// snapshot does Snapshot's work on session e.
+func (d *Daemon) snapshot(ctx context.Context, e *entry, label string, progress func(api.Progress)) (*api.Snapshot, error) {
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
 	if err := d.checkSnapshotQuota(ctx, e, label); err != nil {

@@ -161,7 +161,7 @@ func (d *Daemon) ListTools(ctx context.Context, id, profile string) (*api.ToolLi
 	}
 	profile = e.profile(profile)
 	if e.k.Name() == contract.Default {
-		rendered, err := tools.Render(profile)
+		rendered, err := tools.RenderFor(profile, e.pol)
 		if err != nil {
 			return nil, apiErr(api.CodeInvalidInput, "%v", err)
 		}

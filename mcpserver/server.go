@@ -88,7 +88,7 @@ func AllowedDefinitions(profile string, pol *policy.Policy) ([]tools.Definition,
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(p.Definitions(), func(d tools.Definition) bool {
+	return slices.DeleteFunc(p.DefinitionsFor(pol), func(d tools.Definition) bool {
 		return d.Name != tools.ConsolidatedTool && !pol.Allows(d.Name)
 	}), nil
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/vfsd/vfsd/vfs/policy"
 )
 
 // Profile decides which tools an agent sees, in which order, and in which
@@ -78,13 +80,17 @@ type Rendered struct {
 }
 
 // Render renders the named profile.
-func Render(name string) (*Rendered, error) {
+func Render(name string) (*Rendered, error) { return RenderFor(name, nil) }
+
+// RenderFor renders the named profile for a session under pol: with the
+// checkpoint tools when pol enables them (nil: the profile as it is).
+func RenderFor(name string, pol *policy.Policy) (*Rendered, error) {
 	p, err := LookupProfile(name)
 	if err != nil {
 		return nil, err
 	}
 	var list []any
-	for _, d := range p.Definitions() {
+	for _, d := range p.DefinitionsFor(pol) {
 		list = append(list, d.shape(p.Format))
 	}
 	var out any = list
@@ -106,6 +112,21 @@ type Definition struct {
 	Name        string
 	Description string
 	Params      *jsonschema.Schema
+}
+
+// DefinitionsFor returns the profile's tools for a session under pol:
+// Definitions, then the checkpoint tools when pol enables them.
+func (p Profile) DefinitionsFor(pol *policy.Policy) []Definition {
+	defs := p.Definitions()
+	if pol == nil || !pol.Checkpoints {
+		return defs
+	}
+	for _, name := range CheckpointTools {
+		if t, ok := lookup(name); ok {
+			defs = append(defs, Definition{Name: t.Name, Description: t.Description, Params: t.Params})
+		}
+	}
+	return defs
 }
 
 // Definitions returns the profile's tools, in order.

@@ -27,6 +27,10 @@ type Options struct {
 	// GrepEngine chooses grep's engine: "rg", "native", or "" (auto:
 	// ripgrep when it is on PATH, the native engine otherwise).
 	GrepEngine string
+	// Checkpoints keeps and restores the session's checkpoints for the
+	// checkpoint tools, when the policy allows them (Policy.Checkpoints);
+	// nil: they are not available.
+	Checkpoints Checkpointer
 }
 
 // Toolset is the tools bound to one session.

@@ -65,6 +65,10 @@ type Policy struct {
 	RejectDotDot bool `json:"reject_dot_dot,omitempty"`
 	// Symlinks is how tools treat symlinks in paths.
 	Symlinks SymlinkPolicy `json:"symlinks"`
+	// Checkpoints lets the session's agent checkpoint and undo its own
+	// work with the checkpoint tools (checkpoint, list_checkpoints,
+	// diff_since, undo_to). Off by default: the admin turns it on.
+	Checkpoints bool `json:"checkpoints,omitempty"`
 	// NumericCodes also reports each error code as a number of the
 	// 60001–60020 family (the x07 convention).
 	NumericCodes bool `json:"numeric_codes,omitempty"`
