@@ -109,6 +109,10 @@ class Daemon:
         return vfsd.Client(addr=self.addr, token=self.token if token is None else token, timeout=30)
 
     def stop(self) -> None:
+        """Stop the daemon; raise if it did not exit cleanly (a crash, or a
+        data race the race detector reported, when VFSD_BIN is built with
+        -race as CI builds it)."""
+        killed = False
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -116,10 +120,14 @@ class Daemon:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=10)
+                killed = True
+        logs = self.logs()
         self.log.close()
         # FUSE mounts are unmounted by the daemon on shutdown; whatever is
         # left (a test that failed half-way) must not stop the cleanup.
         shutil.rmtree(self.dir, ignore_errors=True)
+        if killed or self.proc.returncode != 0:
+            raise RuntimeError(f"vfsd serve exited with {self.proc.returncode}{' (killed: it did not stop on SIGTERM)' if killed else ''}:\n{logs}")
 
 
 @pytest.fixture(scope="session")

@@ -118,18 +118,28 @@ export class Daemon {
     return d;
   }
 
+  /**
+   * Stop the daemon; throw if it did not exit cleanly (a crash, or a data
+   * race the race detector reported, when VFSD_BIN is built with -race as
+   * CI builds it).
+   */
   async stop(): Promise<void> {
     const p = this.proc;
+    let stopped = true;
     if (p && p.exitCode === null && p.signalCode === null) {
       const exited = new Promise<void>((r) => p.once("exit", () => r()));
       p.kill("SIGTERM");
-      const killed = await Promise.race([exited.then(() => true), deadline(20_000).then(() => false)]);
-      if (!killed) {
+      stopped = await Promise.race([exited.then(() => true), deadline(20_000).then(() => false)]);
+      if (!stopped) {
         p.kill("SIGKILL");
         await Promise.race([exited, deadline(10_000)]);
       }
     }
+    const logs = this.logs();
     rmSync(this.dir, { recursive: true, force: true });
+    if (p && (!stopped || p.exitCode !== 0)) {
+      throw new Error(`vfsd serve exited with ${p.exitCode ?? p.signalCode}${stopped ? "" : " (killed: it did not stop on SIGTERM)"}:\n${logs}`);
+    }
   }
 }
 
