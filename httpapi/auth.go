@@ -24,7 +24,13 @@ const (
 	scopeAny                  // any authenticated caller (blobs)
 	scopeSession              // the admin, or the token of the route's {id}
 	scopeAdmin                // the admin only
+	scopePage                 // the review page's routes: each authenticates its viewer itself
 )
+
+// String is the scope as the OpenAPI description names it (x-vfsd-scope).
+func (sc scope) String() string {
+	return [...]string{"public", "any", "session", "admin", "page"}[sc]
+}
 
 type viaSocketKey struct{}
 

@@ -142,7 +142,7 @@ func TestFuseMount(t *testing.T) {
 	require.Equal(t, "through the mount\n", r["inline_text"])
 	view, err := s.c.Session(ctx, "f")
 	require.NoError(t, err)
-	require.Equal(t, []api.FuseMount{{Dir: dir, DefaultPermissions: true}}, view.FuseMounts)
+	require.Equal(t, []api.FuseMount{{Dir: dir, DefaultPermissions: true, BackendWhy: "the default"}}, view.FuseMounts)
 
 	// A restart mounts it again.
 	s.stop()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -60,7 +61,8 @@ func start(t testing.TB, cfg daemon.Config) *server {
 	case err := <-s.done:
 		t.Fatalf("serve: %v", err)
 	}
-	s.c, err = client.New(client.Options{Socket: cfg.Socket})
+	s.c, err = client.New(client.Options{Socket: cfg.Socket,
+		HTTPClient: &http.Client{Transport: validatingTransport{t: t, next: socketTransport(cfg.Socket)}}})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.stop() })
 	return s
@@ -84,7 +86,8 @@ func (s *server) stop() {
 
 // tcpClient returns a client over TCP with token.
 func (s *server) tcpClient(token string) *client.Client {
-	c, err := client.New(client.Options{Addr: s.srv.TCPAddr(), Token: token})
+	c, err := client.New(client.Options{Addr: s.srv.TCPAddr(), Token: token,
+		HTTPClient: &http.Client{Transport: validatingTransport{t: s.t, next: http.DefaultTransport.(*http.Transport).Clone()}}})
 	require.NoError(s.t, err)
 	s.t.Cleanup(c.Close)
 	return c

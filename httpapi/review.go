@@ -17,6 +17,7 @@ import (
 func (s *Server) reviewRoutes() {
 	s.route("POST /v1/ui/login", scopeAny, s.handleUILogin)
 	for _, rt := range s.review.Routes() {
+		s.registered = append(s.registered, registeredRoute{rt.Pattern, scopePage})
 		s.mux.Handle(rt.Pattern, s.counted(rt.Pattern, rt.Handler))
 	}
 }

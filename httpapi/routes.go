@@ -17,6 +17,7 @@ type apiHandler func(w http.ResponseWriter, r *http.Request) error
 func (s *Server) routes() {
 	s.mux = http.NewServeMux()
 	s.route("GET /healthz", scopePublic, s.handleHealth)
+	s.route("GET /openapi.json", scopePublic, handleOpenAPI)
 	s.route("GET /metrics", scopeAdmin, s.handleMetrics)
 
 	s.route("POST /v1/sessions", scopeAdmin, s.handleCreateSession)
@@ -67,6 +68,7 @@ func (s *Server) routes() {
 // route registers h for pattern behind the scope's authorization, counting
 // every request by its pattern and status.
 func (s *Server) route(pattern string, sc scope, h apiHandler) {
+	s.registered = append(s.registered, registeredRoute{pattern, sc})
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sw := &statusWriter{ResponseWriter: w}
 		start := time.Now()
@@ -104,6 +106,13 @@ func (s *Server) handleNoRoute(w http.ResponseWriter, r *http.Request) error {
 		return apiErr(api.CodeMethod, "%s %s is not supported; use %s (see docs/api.md)", r.Method, r.URL.Path, strings.Join(allowed, " or "))
 	}
 	return apiErr(api.CodeNotFound, "no endpoint %s %s; the API is under /v1 (see docs/api.md)", r.Method, r.URL.Path)
+}
+
+// registeredRoute is a route as the table registered it: what the drift
+// test compares with the OpenAPI description (api.DescribedRoutes).
+type registeredRoute struct {
+	pattern string
+	scope   scope
 }
 
 // counted wraps a handler that is not an API route (the review page's) so

@@ -22,6 +22,8 @@ type Server struct {
 	handler http.Handler   // mux behind authentication
 	review  *ui.Server
 	mcp     http.Handler // every session's MCP endpoint (mcp.go)
+	// registered lists the routes as registered, with their scopes.
+	registered []registeredRoute
 
 	ready   chan struct{} // closed once Serve listens
 	tcpAddr string

@@ -960,6 +960,8 @@ export interface components {
             /** @description Also report error codes as numbers (60001-60020). */
             numeric_codes?: boolean;
             caps?: components["schemas"]["PolicyCaps"];
+            /** @description The session's agent may checkpoint and undo its own work (the checkpoint tools). Off by default. */
+            checkpoints?: boolean;
         };
         /** @description A policy's upper bounds; 0 is unbounded. */
         PolicyCaps: {
@@ -1124,6 +1126,8 @@ export interface components {
             mounts: components["schemas"]["ImportMountReport"][];
             scan_ms: number;
             total_ms: number;
+            /** @description What looks like a mistake: a folder whose include globs matched nothing, say. */
+            warnings?: string[];
         };
         /** @description A host entry an import left out, and why. */
         ImportSkip: {
@@ -1183,6 +1187,8 @@ export interface components {
             dry_run?: boolean;
             /** @description Write set-user-ID and set-group-ID bits and file capabilities as the session has them. */
             keep_setid?: boolean;
+            /** @description Apply files that still hold a rebase's conflict markers; without it a real apply refuses them (conflict). */
+            allow_conflicts?: boolean;
         };
         ApplyReport: {
             dry_run: boolean;
@@ -1192,6 +1198,8 @@ export interface components {
             outside?: string[];
             /** @description The session's import snapshot after a real apply. */
             import_snapshot?: string;
+            /** @description Files that still hold a rebase's conflict markers: a dry run lists them, a real apply refuses them unless allow_conflicts. */
+            unresolved?: string[];
         };
         ApplyChange: {
             path: string;
@@ -1242,6 +1250,8 @@ export interface components {
             backend?: string;
             allow_setid?: boolean;
             allow_devices?: boolean;
+            /** @description Why that backend serves the mount: asked for, or what auto found. */
+            backend_why?: string;
         };
         /** @description The data of a `change` event. */
         Event: {
@@ -2068,6 +2078,94 @@ export interface components {
             /** @description one line saying what happened, or what was wrong and what to do */
             summary_text: string;
         };
+        /** @description The parameters of the vfsd contract's checkpoint (a checkpoint tool: only under a policy with checkpoints). */
+        CheckpointParams: {
+            /** @description what the workspace holds now, in a few words (e.g. tests pass, before refactoring the parser) */
+            label: string;
+        };
+        /** @description The receipt of a successful checkpoint (vfsd contract); a failed call's is a FailureReceipt. */
+        CheckpointReceipt: {
+            /** @description ok, or the failure's class */
+            status: string;
+            /** @description stable machine-readable code of a failure */
+            error_code?: string;
+            /** @description the error code as a number (60001-60020), under policies that report numbers */
+            error_number?: number;
+            /** @description one line saying what happened, or what was wrong and what to do */
+            summary_text: string;
+            checkpoint: {
+                /** @description the checkpoint's ID (a snapshot ID); undo_to and diff_since take it or a unique prefix */
+                id: string;
+                label: string;
+                /** Format: date-time */
+                created_at: string;
+                files: number;
+                bytes: number;
+            };
+        };
+        /** @description The parameters of the vfsd contract's diff_since (a checkpoint tool: only under a policy with checkpoints). */
+        DiffSinceParams: {
+            /** @description a checkpoint's ID or unique prefix; omitted: since the workspace was staged */
+            checkpoint?: string;
+        };
+        /** @description The receipt of a successful diff_since (vfsd contract); a failed call's is a FailureReceipt. */
+        DiffSinceReceipt: {
+            /** @description ok, or the failure's class */
+            status: string;
+            /** @description stable machine-readable code of a failure */
+            error_code?: string;
+            /** @description the error code as a number (60001-60020), under policies that report numbers */
+            error_number?: number;
+            /** @description one line saying what happened, or what was wrong and what to do */
+            summary_text: string;
+            added: number;
+            modified: number;
+            deleted: number;
+            /** @description unified diff, git's format */
+            diff: string;
+        };
+        /** @description The parameters of the vfsd contract's list_checkpoints (a checkpoint tool: only under a policy with checkpoints). */
+        ListCheckpointsParams: Record<string, unknown>;
+        /** @description The receipt of a successful list_checkpoints (vfsd contract); a failed call's is a FailureReceipt. */
+        ListCheckpointsReceipt: {
+            /** @description ok, or the failure's class */
+            status: string;
+            /** @description stable machine-readable code of a failure */
+            error_code?: string;
+            /** @description the error code as a number (60001-60020), under policies that report numbers */
+            error_number?: number;
+            /** @description one line saying what happened, or what was wrong and what to do */
+            summary_text: string;
+            checkpoints: null | {
+                /** @description the checkpoint's ID (a snapshot ID); undo_to and diff_since take it or a unique prefix */
+                id: string;
+                label: string;
+                /** Format: date-time */
+                created_at: string;
+                files: number;
+                bytes: number;
+            }[];
+        };
+        /** @description The parameters of the vfsd contract's undo_to (a checkpoint tool: only under a policy with checkpoints). */
+        UndoToParams: {
+            /** @description a checkpoint's ID or unique prefix to go back to */
+            checkpoint?: string;
+            /** @description or: the number of a tool call, to go back to just before it */
+            before_call?: number;
+        };
+        /** @description The receipt of a successful undo_to (vfsd contract); a failed call's is a FailureReceipt. */
+        UndoToReceipt: {
+            /** @description ok, or the failure's class */
+            status: string;
+            /** @description stable machine-readable code of a failure */
+            error_code?: string;
+            /** @description the error code as a number (60001-60020), under policies that report numbers */
+            error_number?: number;
+            /** @description one line saying what happened, or what was wrong and what to do */
+            summary_text: string;
+            from: number;
+            to: number;
+        };
     };
     responses: {
         /** @description An API error. */
@@ -2284,6 +2382,14 @@ export type RenameParams = components['schemas']['RenameParams'];
 export type RenameReceipt = components['schemas']['RenameReceipt'];
 export type FailureReceipt = components['schemas']['FailureReceipt'];
 export type ToolReceipt = components['schemas']['ToolReceipt'];
+export type CheckpointParams = components['schemas']['CheckpointParams'];
+export type CheckpointReceipt = components['schemas']['CheckpointReceipt'];
+export type DiffSinceParams = components['schemas']['DiffSinceParams'];
+export type DiffSinceReceipt = components['schemas']['DiffSinceReceipt'];
+export type ListCheckpointsParams = components['schemas']['ListCheckpointsParams'];
+export type ListCheckpointsReceipt = components['schemas']['ListCheckpointsReceipt'];
+export type UndoToParams = components['schemas']['UndoToParams'];
+export type UndoToReceipt = components['schemas']['UndoToReceipt'];
 export type ResponseError = components['responses']['Error'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
