@@ -244,7 +244,7 @@ func TestCLIPolish(t *testing.T) {
 	require.Equal(t, 0, code, "a mount unmounted behind the daemon's back does not block a new one: %s", errOut)
 	s, err := p.client().Session(ctx, "s")
 	require.NoError(t, err)
-	require.Equal(t, []api.FuseMount{{Dir: mnt, DefaultPermissions: true, BackendWhy: "the default"}}, s.FuseMounts)
+	require.Equal(t, []api.FuseMount{{Dir: mnt, DefaultPermissions: true, BackendWhy: "asked for"}}, s.FuseMounts)
 	_, errOut, code = cli("unmount", mnt)
 	require.Equal(t, 0, code, errOut)
 }
