@@ -144,6 +144,18 @@ type PolicyDecoder interface {
 	DecodePolicy(raw json.RawMessage) (*policy.Policy, error)
 }
 
+// PolicyOperations is implemented by contracts whose policies allow
+// operations by names of their own: a contract that runs its operations
+// itself, not through vfsd's tools, and checks policy.Policy.AllowedOps
+// against its own operation names (X07's read_all_v1, ...). A policy of
+// such a contract's session may list only those names in AllowedOps
+// (CheckPolicy); a contract without it speaks vfsd's tool names.
+type PolicyOperations interface {
+	// PolicyOperations returns every name AllowedOps may hold under the
+	// contract, in the order they are best listed in an error message.
+	PolicyOperations() []string
+}
+
 var (
 	mu        sync.RWMutex
 	contracts = map[string]Contract{}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/vfsd/vfsd/internal/strictjson"
+	"github.com/vfsd/vfsd/tools"
 	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
@@ -45,6 +46,18 @@ var opClasses = map[string][]string{
 	"search": {"grep"},
 	"list":   {"glob", "list_directory"},
 	"stat":   {"stat", "exists"},
+}
+
+// NoOperation is the one entry of the AllowedOps of a policy that allows
+// no operation at all (allowed_fs_ops ["patch"] with allowed_patch_formats
+// that leave out v4a): an empty list would allow every operation.
+const NoOperation = "none"
+
+// PolicyOperations implements contract.PolicyOperations: an aos policy
+// allows vfsd's tools (the effects run through them, opClasses) and
+// NoOperation.
+func (c *Contract) PolicyOperations() []string {
+	return append(tools.Names(), NoOperation)
 }
 
 // DecodePolicy implements contract.PolicyDecoder: the document's fs
@@ -145,7 +158,7 @@ func DecodePolicy(raw json.RawMessage) (*policy.Policy, error) {
 			}
 			p.AllowedOps = slices.DeleteFunc(p.AllowedOps, func(o string) bool { return o == "apply_patch" })
 			if len(p.AllowedOps) == 0 {
-				p.AllowedOps = []string{"none"} // empty would allow everything
+				p.AllowedOps = []string{NoOperation} // empty would allow everything
 			}
 		}
 	}

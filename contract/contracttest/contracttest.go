@@ -35,9 +35,12 @@ type Case struct {
 	// Modes set permission bits (e.g. 0o444): path → mode (after Files and
 	// Symlinks).
 	Modes map[string]uint32
-	// Policy is the session's policy (nil: the contract's default, else
+	// Policy is the session's policy as data, exactly as the API takes it
+	// on every transport: a preset's name as a JSON string (`"x07"`), or a
+	// policy object in the fields of the contract's document, decoded by
+	// contract.DecodePolicy ("" is the contract's default policy, else
 	// vfsd's default).
-	Policy *policy.Policy
+	Policy string
 	// Steps run in order on one session; most cases have one.
 	Steps []Step
 	// Host, when set, are files on the host (path → content; a path ending
@@ -129,10 +132,8 @@ func NewGoCaller(t *testing.T, contractName string, c Case) Caller {
 	t.Helper()
 	k, err := contract.Lookup(contractName)
 	require.NoError(t, err)
-	pol := c.Policy
-	if d, ok := k.(contract.PolicyDefaulter); ok && pol == nil {
-		pol = d.DefaultPolicy()
-	}
+	pol, err := DecodePolicy(contractName, c.Policy)
+	require.NoError(t, err, "the case's policy %s", c.Policy)
 	env := toolstest.New(t, pol, c.Files)
 	require.NoError(t, Seed(context.Background(), env.S, c))
 	g := &goCaller{k: k, env: env, cenv: &contract.Env{
@@ -155,6 +156,46 @@ func NewGoCaller(t *testing.T, contractName string, c Case) Caller {
 		}
 	}
 	return g
+}
+
+// DecodePolicy is the policy a session of the contract gets for a case's
+// Policy, as the daemon decides it: a preset by its name, an object by
+// contract.DecodePolicy, none the contract's default (PolicyDefaulter)
+// or vfsd's.
+func DecodePolicy(contractName, raw string) (*policy.Policy, error) {
+	raw = strings.TrimSpace(raw)
+	switch {
+	case raw == "":
+		k, err := contract.Lookup(contractName)
+		if err != nil {
+			return nil, err
+		}
+		if d, ok := k.(contract.PolicyDefaulter); ok {
+			return d.DefaultPolicy(), nil
+		}
+		return policy.Default(), nil
+	case raw[0] == '"':
+		var name string
+		if err := json.Unmarshal([]byte(raw), &name); err != nil {
+			return nil, fmt.Errorf("policy %s: %w", raw, err)
+		}
+		return policy.Preset(name)
+	}
+	return contract.DecodePolicy(contractName, json.RawMessage(raw))
+}
+
+// PolicyRequest puts a case's Policy into a session-creation request's
+// fields: a preset's name into preset, an object into object.
+func PolicyRequest(raw string) (preset string, object json.RawMessage, err error) {
+	raw = strings.TrimSpace(raw)
+	switch {
+	case raw == "":
+		return "", nil, nil
+	case raw[0] == '"':
+		err = json.Unmarshal([]byte(raw), &preset)
+		return preset, nil, err
+	}
+	return "", json.RawMessage(raw), nil
 }
 
 type goCaller struct {

@@ -11,17 +11,20 @@ import (
 	"github.com/vfsd/vfsd/contract/aos"
 	"github.com/vfsd/vfsd/contract/contracttest"
 	"github.com/vfsd/vfsd/vfs"
-	"github.com/vfsd/vfsd/vfs/policy"
 )
 
 // The AOS documents: 000 (host.fs.*, ../shared/seeds/000_4807e654a7c6d649.txt)
 // and 001 (process.fs.*, 001_3f910a6a39eb5600.txt). Each case names its
 // clause: the document, the section and a short quote.
 
-func aosPolicy(t testing.TB, js string) *policy.Policy {
-	p, err := aos.DecodePolicy(json.RawMessage(js))
+// aosPolicy is an aos policy object (the document's fs capability
+// fields), checked here so that a typo fails at once; the case gives it as
+// data, decoded by the daemon (or contract.DecodePolicy) on every
+// transport.
+func aosPolicy(t testing.TB, js string) string {
+	_, err := aos.DecodePolicy(json.RawMessage(js))
 	require.NoError(t, err)
-	return p
+	return js
 }
 
 func blobRefOf(content string) string { return "blake3:" + vfs.HashOf([]byte(content)).String() }
