@@ -83,7 +83,7 @@ func TestPolicyPresets(t *testing.T) {
 		runCases(t, preset(policy.PresetX07), []callCase{
 			{name: "hidden read", tool: "read_file", params: `{"path":".hidden/secret"}`, status: tools.StatusForbidden, code: tools.CodeForbidden,
 				check: func(t *testing.T, e *toolstest.Env, r map[string]any, text string) {
-					require.Equal(t, float64(60007), r["error_number"])
+					require.Equal(t, float64(60001), r["error_number"]) // X07's FS_ERR_POLICY_DENY
 				}},
 			{name: "hidden write", tool: "write_file", params: `{"path":"a/.env","inline_text":"x"}`, status: tools.StatusForbidden, code: tools.CodeForbidden},
 			{name: "dotdot", tool: "read_file", params: `{"path":"src/../README.md"}`, status: tools.StatusForbidden, code: tools.CodeForbidden},

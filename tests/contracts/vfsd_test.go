@@ -33,6 +33,23 @@ var vfsdCases = []contracttest.Case{
 			WantBody: `{"status":"not_found","error_code":"not_found"}`}},
 	},
 	{
+		Clause: `policy preset x07 "numeric_codes": each error_number is the X07 code that means the same (FS v1's table), none where X07 has none`,
+		Policy: `"x07"`,
+		Files:  map[string]string{"a.txt": "x", ".env": "s", "d/": ""},
+		Steps: []contracttest.Step{
+			{Tool: "read_file", Params: `{"path":"missing.txt"}`, WantError: true, WantStatus: "not_found",
+				WantBody: `{"error_code":"not_found","error_number":60010}`}, // FS_ERR_NOT_FOUND, not 60001 FS_ERR_POLICY_DENY
+			{Tool: "read_file", Params: `{"path":".env"}`, WantError: true, WantStatus: "forbidden",
+				WantBody: `{"error_code":"forbidden","error_number":60001}`}, // FS_ERR_POLICY_DENY
+			{Tool: "read_file", Params: `{"path":"d"}`, WantError: true, WantBody: `{"error_code":"is_directory","error_number":60013}`}, // FS_ERR_IS_DIR
+			{Tool: "edit_file", Params: `{"path":"a.txt","old_string":"","new_string":"y"}`, WantError: true,
+				Check: func(t testing.TB, r contract.Result, _ map[string]string) {
+					require.Equal(t, "invalid_input_empty_old_string", body(t, r)["error_code"])
+					require.NotContains(t, body(t, r), "error_number", "X07's table has no such code: %s", r.Body)
+				}},
+		},
+	},
+	{
 		Clause: `read_file of a directory "fails with is_directory"`,
 		Files:  map[string]string{"d/": ""},
 		Steps:  []contracttest.Step{{Tool: "read_file", Params: `{"path":"d"}`, WantError: true, WantStatus: "is_directory"}},

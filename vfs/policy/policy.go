@@ -65,8 +65,9 @@ type Policy struct {
 	RejectDotDot bool `json:"reject_dot_dot,omitempty"`
 	// Symlinks is how tools treat symlinks in paths.
 	Symlinks SymlinkPolicy `json:"symlinks"`
-	// NumericCodes also reports each error code as a number of the
-	// 60001–60020 family (the x07 convention).
+	// NumericCodes also reports each error code as the number of the X07
+	// error code (FS v1's table, 60001–60020) that means the same, where
+	// X07 has one (tools.Code.Number).
 	NumericCodes bool `json:"numeric_codes,omitempty"`
 	// Caps bound every request.
 	Caps Caps `json:"caps"`
