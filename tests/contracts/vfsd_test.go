@@ -50,6 +50,19 @@ var vfsdCases = []contracttest.Case{
 		},
 	},
 	{
+		Clause: `paths "relative to the workspace root, without ..": d/../u.txt is invalid_path in every tool, apply_patch included, even where it stays inside`,
+		Files:  map[string]string{"u.txt": "u\n", "d/x.txt": "x"},
+		Steps: []contracttest.Step{
+			{Tool: "read_file", Params: `{"path":"d/../u.txt"}`, WantError: true, WantStatus: "invalid_input", WantBody: `{"error_code":"invalid_path"}`},
+			{Tool: "write_file", Params: `{"path":"../u.txt","inline_text":"x"}`, WantError: true, WantBody: `{"error_code":"invalid_path"}`},
+			{Tool: "apply_patch", Params: `{"patch":"*** Begin Patch\n*** Update File: d/../u.txt\n@@\n-u\n+v\n*** End Patch\n"}`, WantError: true, WantBody: `{"error_code":"invalid_path"}`},
+			{Tool: "apply_patch", Params: `{"patch":"*** Begin Patch\n*** Add File: ../evil.txt\n+x\n*** End Patch\n"}`, WantError: true, WantBody: `{"error_code":"invalid_path"}`,
+				Check: func(t testing.TB, _ contract.Result, files map[string]string) {
+					require.Equal(t, "u\n", files["/u.txt"])
+				}},
+		},
+	},
+	{
 		Clause: `read_file of a directory "fails with is_directory"`,
 		Files:  map[string]string{"d/": ""},
 		Steps:  []contracttest.Step{{Tool: "read_file", Params: `{"path":"d"}`, WantError: true, WantStatus: "is_directory"}},
