@@ -314,6 +314,7 @@ func writeFile(ctx context.Context, env *contract.Env, p *WriteFile) (string, an
 			return "", nil, invalid("Content exceeds maximum length of %s bytes after decoding (got %d); write a smaller file.", thousands(lim.write), len(data))
 		}
 		args["inline_bytes"] = data
+		args["encoding"] = encodingBinary
 		content = base64.StdEncoding.EncodeToString(data)
 	} else {
 		if !utf8.ValidString(content) {
@@ -323,6 +324,9 @@ func writeFile(ctx context.Context, env *contract.Env, p *WriteFile) (string, an
 			return "", nil, invalid("Content exceeds maximum length of %s characters (got %d); write it in parts with mode append.", thousands(lim.write), c)
 		}
 		args["inline_text"] = content
+		// The hint is kept with the bytes: text stays text when it holds
+		// NUL bytes (without a hint, the engine would call that binary).
+		args["encoding"] = encodingUTF8
 	}
 	path, err := required(env, p.Path, "file to write")
 	if err != nil {
@@ -369,6 +373,11 @@ func writeFile(ctx context.Context, env *contract.Env, p *WriteFile) (string, an
 			return "", nil, invalid("%s changed while appending; read it again and retry.", path)
 		case tools.CodeIsDirectory:
 			return "", nil, invalid("%s is a directory; write to a file path inside it.", path)
+		case tools.CodeInvalidInput:
+			if mode == "append" && !binary {
+				return "", nil, invalid("Cannot append text to %s: it holds bytes that are not UTF-8 text; append base64 content with encoding \"binary\".", path)
+			}
+			return "", nil, invalid("%s", msg)
 		default:
 			return "", nil, invalid("%s", msg)
 		}
@@ -380,7 +389,9 @@ func writeFile(ctx context.Context, env *contract.Env, p *WriteFile) (string, an
 }
 
 // encodingOf reads the encoding hint: absent or "utf-8" is text; null is
-// text without a hint; "binary" (or "base64") is base64 content.
+// text without a hint (kept as utf-8: the content is a JSON string, text);
+// "binary" (or "base64") is base64 content. The hint is kept with the
+// file's bytes (vfs.Node.Encoding) and decides how read_file returns them.
 func encodingOf(raw json.RawMessage) (hint *string, binary bool, err error) {
 	utf := encodingUTF8
 	if len(raw) == 0 {

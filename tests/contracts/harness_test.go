@@ -174,9 +174,39 @@ func (d *daemon) logText() string {
 // apiSession is one case's session on the daemon: created from a host
 // folder holding the case's files, closed when the case ends.
 type apiSession struct {
-	t    *testing.T
-	d    *daemon
-	host string
+	t     *testing.T
+	d     *daemon
+	host  string
+	snaps map[string]string // snapshot names → IDs
+}
+
+// TakeSnapshot snapshots the session through the API.
+func (s *apiSession) TakeSnapshot(ctx context.Context, name string) error {
+	snap, err := s.d.c.CreateSnapshot(ctx, caseSessionID, name)
+	if err != nil {
+		return err
+	}
+	if s.snaps == nil {
+		s.snaps = map[string]string{}
+	}
+	s.snaps[name] = snap.ID
+	return nil
+}
+
+// RestoreSnapshot restores the session through the API.
+func (s *apiSession) RestoreSnapshot(ctx context.Context, name string) error {
+	id, ok := s.snaps[name]
+	if !ok {
+		return fmt.Errorf("no snapshot %q was taken", name)
+	}
+	_, err := s.d.c.Restore(ctx, caseSessionID, id)
+	return err
+}
+
+// State reads the contract's state as the orchestrator does: GET
+// /v1/sessions/{id}/contract/state.
+func (s *apiSession) State(ctx context.Context) (json.RawMessage, error) {
+	return s.d.c.ContractState(ctx, caseSessionID)
 }
 
 // newSession creates the case's session under the contract, with the

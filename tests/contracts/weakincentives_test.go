@@ -2,6 +2,7 @@ package contracts
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -190,6 +191,44 @@ var wiCases = []contracttest.Case{
 					require.Equal(t, "\x00\x01\x02\xff", rel(files)["img.bin"])
 				}},
 			{Tool: "read_file", Params: `{"path":"img.bin"}`, WantBody: `{"file":{"encoding":"binary","size_bytes":4},"content":"AAEC/w=="}`},
+		},
+	},
+	{
+		Clause: `Data Model: "Snapshots retain metadata and the encoding hint describing how to interpret bytes when returning a FileReadResult" — the write's hint, not the bytes' look, decides the read`,
+		Steps: []contracttest.Step{
+			// "hello" is text to look at; its writer said binary.
+			{Tool: "write_file", Params: `{"path":"h.bin","encoding":"binary","content":"aGVsbG8="}`, WantStatus: "ok"},
+			{Tool: "read_file", Params: `{"path":"h.bin"}`, WantBody: `{"file":{"encoding":"binary","size_bytes":5},"content":"aGVsbG8="}`},
+			// Text with a NUL byte is still text: its writer said utf-8.
+			{Tool: "write_file", Params: `{"path":"nul.txt","content":"a\u0000b"}`, WantStatus: "ok"},
+			{Tool: "read_file", Params: `{"path":"nul.txt"}`, WantBody: `{"file":{"encoding":"utf-8","size_bytes":3},"content":"a\u0000b"}`},
+			{Tool: "list_directory", State: func(t testing.TB, st json.RawMessage, _ map[string]string) {
+				require.Contains(t, string(st), `{"path":{"segments":["h.bin"]},"encoding":"binary"`)
+				require.Contains(t, string(st), `{"path":{"segments":["nul.txt"]},"encoding":"utf-8"`)
+			}},
+		},
+	},
+	{
+		Clause: `Session Integration: "Creating a session snapshot ... Restoring from a snapshot" — the encoding hint comes back with the bytes`,
+		Steps: []contracttest.Step{
+			{Tool: "write_file", Params: `{"path":"h.bin","encoding":"binary","content":"aGVsbG8="}`, WantStatus: "ok"},
+			{Snapshot: "bin"},
+			{Tool: "write_file", Params: `{"path":"h.bin","mode":"overwrite","content":"now text"}`, WantStatus: "ok"},
+			{Tool: "read_file", Params: `{"path":"h.bin"}`, WantBody: `{"file":{"encoding":"utf-8"},"content":"now text"}`},
+			{Restore: "bin", Tool: "read_file", Params: `{"path":"h.bin"}`, WantBody: `{"file":{"encoding":"binary","size_bytes":5},"content":"aGVsbG8="}`},
+		},
+	},
+	{
+		Clause: `Data Model: "When WriteFile.mode is append, the reducer ... updates metadata" — appended bytes keep the file's hint; text cannot be appended to bytes that are not UTF-8`,
+		Steps: []contracttest.Step{
+			{Tool: "write_file", Params: `{"path":"b.bin","encoding":"binary","content":"/w=="}`, WantStatus: "ok"},
+			{Tool: "write_file", Params: `{"path":"b.bin","mode":"append","content":"x"}`, WantError: true, WantStatus: tve,
+				Check: func(t testing.TB, r contract.Result, files map[string]string) {
+					failsWith("append base64 content with encoding \"binary\"")(t, r, files)
+					require.Equal(t, "\xff", rel(files)["b.bin"])
+				}},
+			{Tool: "write_file", Params: `{"path":"b.bin","mode":"append","encoding":"binary","content":"AA=="}`, WantStatus: "ok"},
+			{Tool: "read_file", Params: `{"path":"b.bin"}`, WantBody: `{"file":{"encoding":"binary","size_bytes":2,"version":2},"content":"/wA="}`},
 		},
 	},
 	{
