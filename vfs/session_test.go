@@ -619,7 +619,7 @@ func TestTruncatingOpenJournalRecords(t *testing.T) {
 func TestWriteDeclaredEncoding(t *testing.T) {
 	s, blobs := vfstest.NewSession(t)
 	for _, c := range []struct {
-		name, content string
+		name, content  string
 		declared, want vfs.Encoding
 		code           vfs.Code
 	}{
