@@ -78,6 +78,10 @@ type ImportRequest struct {
 	MaxBytes  int64
 	// FollowSymlinks follows host symlinks (within the allowed roots).
 	FollowSymlinks bool
+	// SkipSymlinks leaves host symlinks out instead of importing them as
+	// symlinks, when they are not followed: for documents whose sessions
+	// hold files only (weakincentives).
+	SkipSymlinks bool
 }
 
 // ImportResult is what an import brought in.

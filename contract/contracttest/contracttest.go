@@ -49,6 +49,8 @@ type Case struct {
 	// in "/" an empty directory) under an allow-listed root made for the
 	// case, which the session's Env.Host imports from.
 	Host map[string]string
+	// HostSymlinks are symlinks on the host, beside Host: path → target.
+	HostSymlinks map[string]string
 	// Init, when set, are the contract's session-creation options (JSON,
 	// see contract.SessionInitializer), given to the session once it is
 	// created; HostRootVar in it is replaced by the host root's path.
@@ -192,6 +194,7 @@ func NewGoCaller(t *testing.T, contractName string, c Case) Caller {
 	if c.Host != nil || c.Init != "" {
 		root = t.TempDir()
 		writeHostFiles(t, root, c.Host)
+		writeHostSymlinks(t, root, c.HostSymlinks)
 		g.cenv.Host = NewImportHost(t, []string{root}, env.Tools.Policy().ASCIIOnly, env.Repo, env.S)
 	}
 	if c.Init != "" {

@@ -190,11 +190,20 @@ func listDirectory(ctx context.Context, env *contract.Env, p *ListDirectory) (st
 		if pol.Hidden(dir.Join(name)) {
 			return true
 		}
-		if n.IsDir() {
-			res.Directories = append(res.Directories, name)
-		} else {
-			res.Files = append(res.Files, name)
+		if n.IsSymlink() {
+			// As read_file sees it: what the link leads to, or nothing.
+			t, ok := followLink(ctx, env, dir.Join(name))
+			if !ok {
+				return true
+			}
+			n = t
 		}
+		switch {
+		case n.IsDir():
+			res.Directories = append(res.Directories, name)
+		case n.IsFile():
+			res.Files = append(res.Files, name)
+		} // a fifo, socket or device is no file read_file can read
 		return true
 	})
 	if err != nil {
@@ -203,6 +212,24 @@ func listDirectory(ctx context.Context, env *contract.Env, p *ListDirectory) (st
 		return "", nil, invalid("Cannot list %s: %v.", target, err)
 	}
 	return listMessage(res), res, nil
+}
+
+// followLink is what the symlink at p leads to, as the tools follow it
+// under the session's policy (read_file follows it so): its node, and
+// false when it leads nowhere the tools would read (missing, out of the
+// session, a loop, not followed under the policy). The virtual filesystem
+// has files and directories only: listings, the state and reads show a
+// symlink as what it leads to, or not at all.
+func followLink(ctx context.Context, env *contract.Env, p vfs.Path) (vfs.Node, bool) {
+	q, err := env.Tools.ResolvePath("path", p.Rel(), false, true)
+	if err != nil {
+		return vfs.Node{}, false
+	}
+	n, err := env.Session.Stat(ctx, q)
+	if err != nil || n.IsSymlink() || (!n.IsDir() && !n.IsFile()) {
+		return vfs.Node{}, false
+	}
+	return n, true
 }
 
 func listMessage(r ListDirectoryResult) string {

@@ -245,6 +245,11 @@ func (d *daemon) newSession(t *testing.T, contractName string, c contracttest.Ca
 	}
 	req.Mounts = []api.Mount{{HostPath: host, MountPath: "/"}}
 	d.layOutHost(t, c.Host)
+	for p, target := range c.HostSymlinks {
+		full := filepath.Join(d.hostRoot, filepath.FromSlash(p))
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.Symlink(target, full))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if c.Init != "" {

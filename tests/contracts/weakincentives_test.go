@@ -56,6 +56,25 @@ func holds(want map[string]string) func(t testing.TB, r contract.Result, files m
 
 const tve = "ToolValidationError"
 
+// statePaths are the paths of the files of a VirtualFileSystem state, in
+// its order.
+func statePaths(t testing.TB, st json.RawMessage) []string {
+	t.Helper()
+	var v struct {
+		Files []struct {
+			Path struct {
+				Segments []string `json:"segments"`
+			} `json:"path"`
+		} `json:"files"`
+	}
+	require.NoError(t, json.Unmarshal(st, &v), "%s", st)
+	out := []string{}
+	for _, f := range v.Files {
+		out = append(out, strings.Join(f.Path.Segments, "/"))
+	}
+	return out
+}
+
 var wiCases = []contracttest.Case{
 	// Overview
 	{
@@ -284,6 +303,52 @@ var wiCases = []contracttest.Case{
 		Host:   map[string]string{"proj/src/a.go": "package a"},
 		Init:   `{"mounts":[{"host_path":"$HOST_ROOT/proj/src"}]}`,
 		Steps:  []contracttest.Step{{Tool: "list_directory", Params: `{"path":"proj/src"}`, WantBody: `{"files":["a.go"]}`}},
+	},
+	{
+		Clause:       `Data Model: HostMount "follow_symlinks: bool = False" — a host symlink that is not followed brings nothing in: listing, read and the state agree it is not there`,
+		Host:         map[string]string{"docs/a.md": "aaa", "docs/sub/x.md": "x"},
+		HostSymlinks: map[string]string{"docs/link.md": "a.md", "docs/dlink": "sub", "docs/dangling.md": "nope.md"},
+		Init:         `{"mounts":[{"host_path":"docs/"}]}`,
+		Steps: []contracttest.Step{
+			{Tool: "list_directory", Params: `{"path":"docs"}`, WantBody: `{"directories":["sub"],"files":["a.md"]}`},
+			{Tool: "read_file", Params: `{"path":"docs/link.md"}`, WantError: true, WantStatus: tve, Check: failsWith("File does not exist")},
+			{Tool: "read_file", Params: `{"path":"docs/dlink/x.md"}`, WantError: true, WantStatus: tve, Check: failsWith("File does not exist")},
+			{Tool: "list_directory", Params: `{"path":"docs/dlink"}`, WantBody: `{"directories":[],"files":[]}`,
+				State: func(t testing.TB, st json.RawMessage, _ map[string]string) {
+					require.Equal(t, []string{"docs/a.md", "docs/sub/x.md"}, statePaths(t, st))
+				}},
+		},
+	},
+	{
+		Clause:       `Data Model: HostMount "follow_symlinks": true imports what the links lead to, as the files and directories they are`,
+		Host:         map[string]string{"docs/a.md": "aaa", "docs/sub/x.md": "x"},
+		HostSymlinks: map[string]string{"docs/link.md": "a.md", "docs/dlink": "sub"},
+		Init:         `{"mounts":[{"host_path":"docs/","follow_symlinks":true}]}`,
+		Steps: []contracttest.Step{
+			{Tool: "list_directory", Params: `{"path":"docs"}`, WantBody: `{"directories":["dlink","sub"],"files":["a.md","link.md"]}`},
+			{Tool: "read_file", Params: `{"path":"docs/link.md"}`, WantBody: `{"file":{"size_bytes":3},"content":"aaa"}`},
+			{Tool: "read_file", Params: `{"path":"docs/dlink/x.md"}`, WantBody: `{"content":"x"}`,
+				State: func(t testing.TB, st json.RawMessage, _ map[string]string) {
+					require.Equal(t, []string{"docs/a.md", "docs/dlink/x.md", "docs/link.md", "docs/sub/x.md"}, statePaths(t, st))
+				}},
+		},
+	},
+	{
+		Clause:   `Data Model: the VFS holds files and directories — a symlink that reached the session otherwise (a program in root_path, vfsd's own import) is, for listing, read and the state alike, what it leads to, or nothing`,
+		Files:    map[string]string{"a.txt": "aaa", "d/x": "x"},
+		Symlinks: map[string]string{"l.txt": "a.txt", "dl": "d", "dangling": "nope", "out": "../../etc/passwd"},
+		Steps: []contracttest.Step{
+			{Tool: "list_directory", WantBody: `{"directories":["d","dl"],"files":["a.txt","l.txt"]}`},
+			{Tool: "read_file", Params: `{"path":"l.txt"}`, WantBody: `{"file":{"size_bytes":3,"encoding":"utf-8"},"content":"aaa"}`},
+			{Tool: "read_file", Params: `{"path":"dl/x"}`, WantBody: `{"content":"x"}`},
+			{Tool: "read_file", Params: `{"path":"dangling"}`, WantError: true, WantStatus: tve, Check: failsWith("File does not exist")},
+			{Tool: "read_file", Params: `{"path":"out"}`, WantError: true, WantStatus: tve},
+			{Tool: "list_directory", Params: `{"path":"dl"}`, WantBody: `{"files":["x"]}`,
+				State: func(t testing.TB, st json.RawMessage, _ map[string]string) {
+					require.Equal(t, []string{"a.txt", "d/x", "l.txt"}, statePaths(t, st))
+					require.Contains(t, string(st), `{"path":{"segments":["l.txt"]},"encoding":"utf-8","size_bytes":3`, "a link shows as the file it leads to, not as its target's text")
+				}},
+		},
 	},
 	{
 		Clause: `Data Model: "and rejects traversal outside the approved surface"`,
