@@ -310,8 +310,8 @@ type VirtualFileSystem struct {
 
 // State is the document's select_latest(session, VirtualFileSystem): the
 // session's current files. rootPath is where the session's files are on
-// disk: the directory the daemon FUSE-mounted the session at (or ""
-// when it is not mounted).
+// disk (contract.RootDirectory: the daemon's FUSE mount of the session,
+// or its refreshed copy), "" when the caller has none.
 func State(ctx context.Context, env *contract.Env, rootPath string) (*VirtualFileSystem, error) {
 	if err := checkEnv(env); err != nil {
 		return nil, err

@@ -3,6 +3,9 @@ package contracts
 import (
 	"encoding/base64"
 	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -55,6 +58,42 @@ func holds(want map[string]string) func(t testing.TB, r contract.Result, files m
 }
 
 const tve = "ToolValidationError"
+
+// rootPathOf is a VirtualFileSystem state's root_path, which must be an
+// absolute path to a directory.
+func rootPathOf(t testing.TB, st json.RawMessage) string {
+	t.Helper()
+	var v struct {
+		RootPath string `json:"root_path"`
+	}
+	require.NoError(t, json.Unmarshal(st, &v), "%s", st)
+	require.True(t, filepath.IsAbs(v.RootPath), "root_path %q must be an absolute path", v.RootPath)
+	fi, err := os.Stat(v.RootPath)
+	require.NoError(t, err, "root_path")
+	require.True(t, fi.IsDir(), "root_path %s is a directory", v.RootPath)
+	return v.RootPath
+}
+
+// diskFiles reads a directory tree as rel shows a session's files:
+// "path" → content, directories as "path/".
+func diskFiles(t testing.TB, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		r := filepath.ToSlash(strings.TrimPrefix(p, root+string(filepath.Separator)))
+		if de.IsDir() {
+			out[r+"/"] = ""
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		out[r] = string(b)
+		return err
+	}))
+	return out
+}
 
 // statePaths are the paths of the files of a VirtualFileSystem state, in
 // its order.
@@ -225,6 +264,24 @@ var wiCases = []contracttest.Case{
 				require.Contains(t, string(st), `{"path":{"segments":["h.bin"]},"encoding":"binary"`)
 				require.Contains(t, string(st), `{"path":{"segments":["nul.txt"]},"encoding":"utf-8"`)
 			}},
+		},
+	},
+	{
+		Clause: `Session Integration: "provisions a per-session temporary directory on disk ... and records the absolute path" — root_path is a real directory holding the session's files`,
+		Files:  map[string]string{"seed.txt": "seed"},
+		Steps: []contracttest.Step{
+			{Tool: "write_file", Params: `{"path":"src/main.py","content":"print(1)\n"}`, WantStatus: "ok"},
+			{Tool: "write_file", Params: `{"path":"img.bin","encoding":"binary","content":"AAEC/w=="}`, WantStatus: "ok",
+				State: func(t testing.TB, st json.RawMessage, files map[string]string) {
+					root := rootPathOf(t, st)
+					require.Equal(t, rel(files), diskFiles(t, root), "root_path %s holds the session's files", root)
+				}},
+			{Tool: "delete_file", Params: `{"path":"seed.txt"}`, WantStatus: "ok",
+				State: func(t testing.TB, st json.RawMessage, files map[string]string) {
+					root := rootPathOf(t, st)
+					require.Equal(t, rel(files), diskFiles(t, root), "and follows it: %s", root)
+					require.NotContains(t, diskFiles(t, root), "seed.txt")
+				}},
 		},
 	},
 	{
