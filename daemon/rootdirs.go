@@ -11,6 +11,7 @@ import (
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/contract"
 	"github.com/vfsd/vfsd/snapshot"
+	"github.com/vfsd/vfsd/vfs"
 )
 
 // The directory on disk a session of a contract.RootDirectory contract
@@ -23,8 +24,9 @@ import (
 // in the directory at once). Where the daemon cannot mount — no FUSE
 // (macOS, Windows, a container without /dev/fuse), or Config.RootDirs
 // "copy" — C/root is a copy of the session, written out again whenever the
-// contract's state is read: the moment the caller learns root_path; what
-// programs change in a copy does not reach the session. Changes of the
+// contract's state is read after the session changed: the moment the
+// caller learns root_path; what programs change in a copy does not reach
+// the session (and is replaced at the next refresh). Changes of the
 // copy happen inside C, which only the daemon can write, by materialising
 // the session beside C/root and swapping it in. Closing the session
 // unmounts C/root and removes C.
@@ -129,8 +131,18 @@ func (d *Daemon) rootDir(ctx context.Context, e *entry) (string, error) {
 	e.mu.Lock()
 	copyMode := e.meta.RootDirCopy
 	e.mu.Unlock()
-	if copyMode {
+	if !copyMode {
+		return dir, nil
+	}
+	if e.rootCopyWatch == nil {
+		// The copy is written out again only after the session changed:
+		// reading the state over and over costs nothing more.
+		e.rootCopyWatch = e.s.Subscribe(func(vfs.Notice) { e.rootCopyStale.Store(true) })
+		e.rootCopyStale.Store(true)
+	}
+	if e.rootCopyStale.Swap(false) {
 		if err := d.refreshRootCopy(ctx, e, dir); err != nil {
+			e.rootCopyStale.Store(true)
 			return "", err
 		}
 	}

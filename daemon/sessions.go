@@ -428,6 +428,11 @@ func (d *Daemon) closeSessionPurge(id, reason string, purge bool) error {
 	e.mu.Unlock()
 	// Its directory on disk (contract.RootDirectory) goes with it, now
 	// that its mounts are down.
+	e.hostMu.Lock()
+	if e.rootCopyWatch != nil {
+		e.rootCopyWatch()
+	}
+	e.hostMu.Unlock()
 	if err := d.removeRootDir(id, m); err != nil {
 		errs = append(errs, err)
 	}

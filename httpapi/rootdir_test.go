@@ -129,9 +129,9 @@ func TestRootDirAtRestart(t *testing.T) {
 }
 
 // TestRootDirCopy: with RootDirs "copy" (the fallback where the daemon
-// cannot mount), root_path is a copy of the session, written out again at
-// each read of the state; a program's change to the copy does not reach
-// the session; closing removes it.
+// cannot mount), root_path is a copy of the session, written out again
+// when the state is read after the session changed; a program's change to
+// the copy does not reach the session; closing removes it.
 func TestRootDirCopy(t *testing.T) {
 	cfg := newConfig(t)
 	cfg.RootDirs = daemon.RootDirsCopy
@@ -146,6 +146,11 @@ func TestRootDirCopy(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "one", string(got))
 
+	// Reading the state again with nothing changed writes nothing out.
+	require.NoError(t, os.WriteFile(filepath.Join(root, "kept.txt"), []byte("x"), 0o644))
+	rootPath(t, s.c, "wi")
+	require.FileExists(t, filepath.Join(root, "kept.txt"), "unchanged session, no rewrite")
+
 	call(t, s.c, "wi", "write_file", `{"path":"a.txt","content":"two","mode":"overwrite"}`, "ok")
 	call(t, s.c, "wi", "write_file", `{"path":"d/b.bin","content":"AAE=","encoding":"binary"}`, "ok")
 	require.NoError(t, os.WriteFile(filepath.Join(root, "stray.txt"), []byte("x"), 0o644))
@@ -157,7 +162,19 @@ func TestRootDirCopy(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "\x00\x01", string(got))
 	require.NoFileExists(t, filepath.Join(root, "stray.txt"), "the copy is the session's, not what a program left")
+	require.NoFileExists(t, filepath.Join(root, "kept.txt"))
 	call(t, s.c, "wi", "read_file", `{"path":"stray.txt"}`, "ToolValidationError")
+	// A restore is a change too.
+	snap, err := s.c.CreateSnapshot(ctx, "wi", "two")
+	require.NoError(t, err)
+	call(t, s.c, "wi", "write_file", `{"path":"a.txt","content":"three","mode":"overwrite"}`, "ok")
+	rootPath(t, s.c, "wi")
+	_, err = s.c.Restore(ctx, "wi", snap.ID)
+	require.NoError(t, err)
+	rootPath(t, s.c, "wi")
+	got, err = os.ReadFile(filepath.Join(root, "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "two", string(got), "the copy follows a restore")
 	entries, err := os.ReadDir(filepath.Dir(root))
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "no leftover of the swap beside root")
