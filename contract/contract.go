@@ -78,6 +78,10 @@ type ImportRequest struct {
 	MaxBytes  int64
 	// FollowSymlinks follows host symlinks (within the allowed roots).
 	FollowSymlinks bool
+	// SkipSymlinks leaves host symlinks out instead of importing them as
+	// symlinks, when they are not followed: for documents whose sessions
+	// hold files only (weakincentives).
+	SkipSymlinks bool
 }
 
 // ImportResult is what an import brought in.
@@ -142,6 +146,18 @@ type Contract interface {
 // is an error that names it).
 type PolicyDecoder interface {
 	DecodePolicy(raw json.RawMessage) (*policy.Policy, error)
+}
+
+// PolicyOperations is implemented by contracts whose policies allow
+// operations by names of their own: a contract that runs its operations
+// itself, not through vfsd's tools, and checks policy.Policy.AllowedOps
+// against its own operation names (X07's read_all_v1, ...). A policy of
+// such a contract's session may list only those names in AllowedOps
+// (CheckPolicy); a contract without it speaks vfsd's tool names.
+type PolicyOperations interface {
+	// PolicyOperations returns every name AllowedOps may hold under the
+	// contract, in the order they are best listed in an error message.
+	PolicyOperations() []string
 }
 
 var (
@@ -233,13 +249,27 @@ type SnapshotLifetime interface {
 	PurgeSnapshotsOnClose() bool
 }
 
+// RootDirectory is implemented by contracts whose documents give every
+// session a directory on disk that holds its files (weakincentives'
+// root_path: "a per-session temporary directory on disk ... so other
+// components can mount it"). The daemon makes one per session under the
+// operating system's temporary directory, mounts the session there (FUSE)
+// or, where it cannot mount, keeps a copy there that it refreshes whenever
+// the state is read, hands its path to StateReporter.State, and removes it
+// when the session closes.
+type RootDirectory interface {
+	// RootDirectoryPrefix starts the name of each session's directory
+	// ("vfsd-weakincentives-"); the session's ID and a random part follow.
+	RootDirectoryPrefix() string
+}
+
 // StateReporter is implemented by contracts whose documents expose the
 // session's state to the orchestrator (weakincentives'
 // select_latest(session, VirtualFileSystem)). The daemon serves it at GET
 // /v1/sessions/{id}/contract/state.
 type StateReporter interface {
-	// State returns the state, ready to encode as JSON. rootPath is where
-	// the session's files are on disk (its first FUSE mount), or "" when
-	// they are not.
+	// State returns the state, ready to encode as JSON. rootPath is a
+	// directory on disk holding the session's files (see RootDirectory),
+	// or "" when there is none.
 	State(ctx context.Context, env *Env, rootPath string) (any, error)
 }

@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vfsd/vfsd/tools"
@@ -15,17 +16,16 @@ import (
 // so that the policy object takes the field names of the contract's
 // document; by policy.Decode (vfsd's field names, a base preset and
 // overrides) otherwise. Either way decoding is strict (an unknown field is
-// an error naming it), and every allowed operation must name one of
-// vfsd's tools. This is the one function the daemon and the CLI call.
+// an error naming it), and every allowed operation must be one the
+// contract knows (CheckPolicy). This is the one function the daemon and
+// the CLI call.
 func DecodePolicy(contractName string, raw json.RawMessage) (*policy.Policy, error) {
-	var (
-		p   *policy.Policy
-		err error
-	)
-	dec, err := policyDecoder(contractName)
+	k, err := policyContract(contractName)
 	if err != nil {
 		return nil, err
 	}
+	dec, _ := k.(PolicyDecoder)
+	var p *policy.Policy
 	if dec != nil {
 		p, err = dec.DecodePolicy(raw)
 	} else {
@@ -37,46 +37,51 @@ func DecodePolicy(contractName string, raw json.RawMessage) (*policy.Policy, err
 	if p == nil {
 		return nil, fmt.Errorf("contract %s decoded no policy", contractName)
 	}
-	if err := CheckPolicy(p); err != nil {
+	if err := CheckPolicy(k, p); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// policyDecoder returns the named contract's PolicyDecoder, nil when it
-// has none (or is the default contract, which takes vfsd's own fields).
-func policyDecoder(name string) (PolicyDecoder, error) {
+// policyContract returns the named contract; nil for the default contract
+// in a binary that did not register it (it takes vfsd's own fields and
+// tool names).
+func policyContract(name string) (Contract, error) {
 	if name == "" || name == Default {
-		// vfsd's own contract takes vfsd's own fields; it may not be
-		// registered in a binary that does not import contract/all.
 		mu.RLock()
 		c := contracts[Default]
 		mu.RUnlock()
-		dec, _ := c.(PolicyDecoder)
-		return dec, nil
+		return c, nil
 	}
-	c, err := Lookup(name)
-	if err != nil {
-		return nil, err
-	}
-	dec, _ := c.(PolicyDecoder)
-	return dec, nil
+	return Lookup(name)
 }
 
-// CheckPolicy checks a decoded policy: Validate, and every allowed
-// operation names one of vfsd's tools (the consolidated tool's actions
-// are checked by their own names).
-func CheckPolicy(p *policy.Policy) error {
+// Operations returns the names a policy of a session of contract k may
+// list in AllowedOps: the contract's own (PolicyOperations) when it has
+// them, vfsd's tool names otherwise (k may be nil: vfsd's contract).
+func Operations(k Contract) []string {
+	if po, ok := k.(PolicyOperations); ok {
+		return po.PolicyOperations()
+	}
+	return tools.Names()
+}
+
+// CheckPolicy checks a decoded policy for a session of contract k (nil:
+// vfsd's own): Validate, and every allowed operation is one of the
+// contract's (Operations: its own names, or vfsd's tools for a contract
+// that runs through them).
+func CheckPolicy(k Contract, p *policy.Policy) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	known := map[string]bool{}
-	for _, n := range tools.Names() {
-		known[n] = true
-	}
+	known := Operations(k)
 	for _, op := range p.AllowedOps {
-		if !known[op] {
-			return fmt.Errorf("policy %q: allowed_ops names %q, which is no tool; use tool names: %s", p.Name, op, strings.Join(tools.Names(), ", "))
+		if !slices.Contains(known, op) {
+			name := Default
+			if k != nil {
+				name = k.Name()
+			}
+			return fmt.Errorf("policy %q: allowed_ops names %q, which is no operation of the %s contract; use its names: %s", p.Name, op, name, strings.Join(known, ", "))
 		}
 	}
 	return nil

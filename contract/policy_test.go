@@ -33,8 +33,17 @@ func (seedPolicyContract) DecodePolicy(raw json.RawMessage) (*policy.Policy, err
 	return p, nil
 }
 
+// ownOpsContract runs its operations itself and allows them by its own
+// names (as X07 does).
+type ownOpsContract struct{ seedPolicyContract }
+
+func (ownOpsContract) Name() string { return "test-own-ops" }
+
+func (ownOpsContract) PolicyOperations() []string { return []string{"read", "write"} }
+
 func TestDecodePolicy(t *testing.T) {
 	contract.Register(seedPolicyContract{})
+	contract.Register(ownOpsContract{})
 	for _, c := range []struct {
 		name, contract, raw string
 		roots               []string
@@ -46,8 +55,10 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "a preset's name", raw: `"x07"`},
 		{name: "the contract's own fields", contract: "test-seed-policy", raw: `{"roots":["lib"]}`, roots: []string{"lib"}},
 		{name: "the contract's decoder's error", contract: "test-seed-policy", raw: `{}`, err: "roots is required"},
-		{name: "allowed ops must be tools", raw: `{"allowed_ops":["read_file","reed_file"]}`, err: `"reed_file", which is no tool`},
-		{name: "a decoder's ops are checked too", contract: "test-seed-policy", raw: `{"roots":["x"],"ops":["read"]}`, err: `"read", which is no tool`},
+		{name: "allowed ops must be tools", raw: `{"allowed_ops":["read_file","reed_file"]}`, err: `"reed_file", which is no operation of the vfsd contract`},
+		{name: "a decoder's ops are checked too", contract: "test-seed-policy", raw: `{"roots":["x"],"ops":["read"]}`, err: `"read", which is no operation of the test-seed-policy contract`},
+		{name: "a contract's policy speaks its own operation names", contract: "test-own-ops", raw: `{"roots":["x"],"ops":["read","write"]}`, roots: []string{"x"}},
+		{name: "and only those", contract: "test-own-ops", raw: `{"roots":["x"],"ops":["read_file"]}`, err: `"read_file", which is no operation of the test-own-ops contract; use its names: read, write`},
 		{name: "unknown contract", contract: "nope", raw: `{}`, err: `unknown contract "nope"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

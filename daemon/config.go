@@ -65,6 +65,17 @@ type Config struct {
 	// TokenFile, are never staged into a session nor written by apply, and
 	// that /healthz reports to the admin so vfsd run can hide them.
 	PrivatePaths []string
+	// RootDirs is how sessions of a contract that asks for a directory on
+	// disk (contract.RootDirectory: weakincentives' root_path) get it:
+	// RootDirsFUSE (the default, "" too) mounts the session there, and
+	// falls back to a copy where mounting fails; RootDirsCopy always
+	// writes a copy, refreshed when the contract's state is read (no FUSE
+	// mount per session).
+	RootDirs string
+	// RootDirParent is where those directories are made; the operating
+	// system's temporary directory (os.TempDir: $TMPDIR, else /tmp) when
+	// empty.
+	RootDirParent string
 	// NoRemount leaves the FUSE and overlay mounts recorded in the
 	// sessions' metadata down at start (they stay recorded, for the next
 	// daemon): for a daemon run inside one CLI command, whose mounts would
@@ -178,6 +189,18 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxConns <= 0 {
 		c.MaxConns = defaultMaxConns
+	}
+	switch c.RootDirs {
+	case "":
+		c.RootDirs = RootDirsFUSE
+	case RootDirsFUSE, RootDirsCopy:
+	default:
+		return c, fmt.Errorf("daemon config: root dirs %q: use %s or %s", c.RootDirs, RootDirsFUSE, RootDirsCopy)
+	}
+	if c.RootDirParent != "" {
+		if c.RootDirParent, err = filepath.Abs(c.RootDirParent); err != nil {
+			return c, fmt.Errorf("daemon config: root dir parent: %w", err)
+		}
 	}
 	c.AllowOrigins = slices.Clone(c.AllowOrigins)
 	for i, o := range c.AllowOrigins {

@@ -184,12 +184,15 @@ func (d *Daemon) ContractState(ctx context.Context, id string) (any, error) {
 	if !ok {
 		return nil, apiErr(api.CodeNotFound, "session %s speaks the %s contract, which offers no state; read its files with the session's tools", e.id, e.k.Name())
 	}
-	e.mu.Lock()
-	var rootPath string
-	if len(e.meta.Fuse) > 0 {
-		rootPath = e.meta.Fuse[0].Dir
+	// Programs may have changed the session through its mounts: the state
+	// (and a copy written out for it) takes that in.
+	if err := d.settle(ctx, e); err != nil {
+		return nil, err
 	}
-	e.mu.Unlock()
+	rootPath, err := d.rootDir(ctx, e)
+	if err != nil {
+		return nil, err
+	}
 	st, err := sr.State(ctx, d.contractEnv(e), rootPath)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: contract %s state: %w", e.id, e.k.Name(), err)

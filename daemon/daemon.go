@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vfsd/vfsd/api"
@@ -91,6 +92,13 @@ type entry struct {
 	openMu sync.Mutex
 
 	mcp mcpEndpoint // its MCP endpoint's handlers
+
+	// rootCopyStale says the copy of the session in its directory on disk
+	// (copy mode, rootdirs.go) is out of date; rootCopyWatch is the
+	// session subscription that sets it, nil until the first copy. Both
+	// under hostMu, but the flag, which the subscription sets.
+	rootCopyStale atomic.Bool
+	rootCopyWatch func()
 
 	// k is the session's contract (sessionMeta.Contract), toolNames its
 	// tools' names; fixed for the entry's life.

@@ -64,6 +64,13 @@ type sessionMeta struct {
 	TokenHash string `json:"token_hash"`
 	// Fuse are the session's FUSE mounts, mounted again at start.
 	Fuse []api.FuseMount `json:"fuse,omitempty"`
+	// RootDir is the directory on disk the daemon made for a session whose
+	// contract asks for one (contract.RootDirectory): its files, a FUSE
+	// mount of the session (also in Fuse) or, with RootDirCopy, a copy
+	// refreshed whenever the contract's state is read. Removed when the
+	// session closes.
+	RootDir     string `json:"root_dir,omitempty"`
+	RootDirCopy bool   `json:"root_dir_copy,omitempty"`
 	// Quota is the quota asked for at creation, a fork's zero fields
 	// filled from its origin's (inheritQuota); zero fields left: the
 	// daemon's defaults, -1: no limit.

@@ -191,11 +191,26 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 	if err == nil {
 		err = d.attach(e, s)
 	}
+	if err == nil {
+		// A contract whose document gives each session a directory on
+		// disk (weakincentives' root_path) has it from the start.
+		e.hostMu.Lock()
+		_, err = d.provisionRootDir(e)
+		e.hostMu.Unlock()
+	}
 	if err != nil {
+		e.hostMu.Lock()
+		for dir := range e.fuse {
+			_ = d.unmountFuse(e, dir)
+		}
+		e.hostMu.Unlock()
+		e.mu.Lock()
+		rootErr := d.removeRootDir(id, e.meta)
+		e.mu.Unlock()
 		if s != nil {
 			_ = d.repo.DeleteSession(id)
 		}
-		return nil, errors.Join(err, d.metas.remove(id))
+		return nil, errors.Join(err, rootErr, d.metas.remove(id))
 	}
 	created = true
 	d.prefetch(m.Base)
@@ -418,6 +433,16 @@ func (d *Daemon) closeSessionPurge(id, reason string, purge bool) error {
 	e.mu.Lock()
 	m := e.meta
 	e.mu.Unlock()
+	// Its directory on disk (contract.RootDirectory) goes with it, now
+	// that its mounts are down.
+	e.hostMu.Lock()
+	if e.rootCopyWatch != nil {
+		e.rootCopyWatch()
+	}
+	e.hostMu.Unlock()
+	if err := d.removeRootDir(id, m); err != nil {
+		errs = append(errs, err)
+	}
 	var took func(snapshot.Record) bool
 	if purge {
 		took = e.took

@@ -254,7 +254,8 @@ func (h daemonHost) Roots() []string { return slices.Clone(h.d.cfg.AllowRoots) }
 // then writes its tree into the session in one batch, all or nothing.
 // Files at the same paths are replaced, directories merge; an entry of
 // another kind in the way (a file where a directory comes, a directory
-// where a file or symlink comes) is replaced. Symlinks come in as symlinks;
+// where a file or symlink comes) is replaced. Symlinks come in as symlinks
+// (left out with req.SkipSymlinks);
 // devices, fifos and sockets are left out. A mount over req.MaxBytes fails
 // with a vfs.Error of code CodeTooLarge and imports nothing.
 func (h daemonHost) Import(ctx context.Context, req contract.ImportRequest) (contract.ImportResult, error) {
@@ -315,6 +316,9 @@ func (h daemonHost) Import(ctx context.Context, req contract.ImportRequest) (con
 			}
 			return b.Mkdir(p, vfs.MkdirOptions{Parents: true, Perm: n.Mode.Perm()})
 		case n.IsSymlink():
+			if req.SkipSymlinks {
+				return nil
+			}
 			if err := clearFor(p, n); err != nil {
 				return err
 			}

@@ -378,7 +378,7 @@ func TestContractState(t *testing.T) {
 		} `json:"files"`
 	}
 	require.NoError(t, json.Unmarshal(st, &vfsState), "%s", st)
-	require.Empty(t, vfsState.RootPath)
+	require.DirExists(t, vfsState.RootPath, "every weakincentives session has its directory on disk (TestRootDir*)")
 	require.Len(t, vfsState.Files, 2, "%s", st)
 	require.Equal(t, []string{"a.txt"}, vfsState.Files[0].Path.Segments)
 	require.Equal(t, int64(2), vfsState.Files[0].SizeBytes)

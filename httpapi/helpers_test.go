@@ -45,6 +45,9 @@ func newConfig(t testing.TB) daemon.Config {
 		DataDir: t.TempDir(),
 		Socket:  filepath.Join(shortDir(t), "s.sock"),
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// Directories on disk of weakincentives sessions (root_path): the
+		// test's own, not the machine's temporary directory.
+		RootDirParent: t.TempDir(),
 	}
 }
 

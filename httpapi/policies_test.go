@@ -46,7 +46,7 @@ func TestPolicyObjects(t *testing.T) {
 
 	for _, c := range []struct{ body, msg string }{
 		{`{"policy":{"caps":{"max_scan_files":1}}}`, `unknown field \"caps.max_scan_files\"`},
-		{`{"policy":{"allowed_ops":["reed_file"]}}`, `\"reed_file\", which is no tool`},
+		{`{"policy":{"allowed_ops":["reed_file"]}}`, `\"reed_file\", which is no operation of the vfsd contract`},
 		{`{"policy":{"base":"nope"}}`, `unknown policy preset \"nope\"`},
 		{`{"policy":7}`, `must be a preset's name`},
 		{`{"policy":"nope"}`, `unknown policy preset \"nope\"`},

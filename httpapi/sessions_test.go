@@ -43,7 +43,7 @@ func TestSessionLifecycle(t *testing.T) {
 	// reports numeric codes.
 	got = call(t, c, "one", "read_file", `{"path":"missing"}`, "not_found")
 	require.Equal(t, "not_found", got["error_code"])
-	require.EqualValues(t, 60001, got["error_number"])
+	require.EqualValues(t, 60010, got["error_number"]) // X07's FS_ERR_NOT_FOUND
 	call(t, c, "one", "no_such_tool", `{}`, "invalid_input")
 	call(t, c, "one", "read_file", `{"path":"a","bogus":1}`, "invalid_input")
 

@@ -76,7 +76,7 @@ func TestDaemonCrashRecovery(t *testing.T) {
 		// expiry and its token.
 		r, err := c.CallTool(ctx, "crash", "read_file", json.RawMessage(`{"path":"missing"}`))
 		require.NoError(t, err)
-		require.Contains(t, string(r.JSON), `"error_number":60001`)
+		require.Contains(t, string(r.JSON), `"error_number":60010`) // X07's FS_ERR_NOT_FOUND
 		view, err := c.Session(ctx, "crash")
 		require.NoError(t, err)
 		require.NotNil(t, view.ExpiresAt)

@@ -304,9 +304,16 @@ func (f *sessionFiles) canonicalize(p *patch.Patch) error {
 
 // resolve maps a path as written in the patch to a session path, checked
 // for writing.
+//
+// A path that climbs out of the workspace is invalid_path, the answer every
+// tool gives such a path (a policy that rejects ".." refuses it first, as
+// it does in every tool).
 func (f *sessionFiles) resolve(raw string, follow resolution) (vfs.Path, error) {
+	if err := f.t.pol.CheckInput(raw); err != nil {
+		return "", err
+	}
 	if err := patch.CheckPath(raw); err != nil {
-		return "", fail(CodeForbidden, "patch path %q: %v; patch paths stay inside the workspace", raw, err)
+		return "", fail(CodeInvalidPath, "patch path %q: %v; patch paths stay inside the workspace", raw, err)
 	}
 	return f.t.path("path", raw, vfs.AccessWrite, follow)
 }

@@ -121,8 +121,8 @@ func TestApplyPatchReceipts(t *testing.T) {
 				require.NotZero(t, r["line"])
 			}},
 		{name: "update missing", tool: "apply_patch", params: map[string]any{"patch": "*** Begin Patch\n*** Update File: nope.txt\n@@\n-a\n+b\n*** End Patch"}, status: tools.StatusReject, code: tools.CodeReject},
-		{name: "escape", tool: "apply_patch", params: map[string]any{"patch": "*** Begin Patch\n*** Add File: ../evil.txt\n+x\n*** End Patch"}, status: tools.StatusForbidden, code: tools.CodeForbidden},
-		{name: "escape by move", tool: "apply_patch", params: map[string]any{"patch": "*** Begin Patch\n*** Update File: README.md\n*** Move to: a/../../x\n@@\n-# demo\n+x\n*** End Patch"}, status: tools.StatusForbidden, code: tools.CodeForbidden},
+		{name: "escape", tool: "apply_patch", params: map[string]any{"patch": "*** Begin Patch\n*** Add File: ../evil.txt\n+x\n*** End Patch"}, status: tools.StatusInvalidInput, code: tools.CodeInvalidPath},
+		{name: "escape by move", tool: "apply_patch", params: map[string]any{"patch": "*** Begin Patch\n*** Update File: README.md\n*** Move to: a/../../x\n@@\n-# demo\n+x\n*** End Patch"}, status: tools.StatusInvalidInput, code: tools.CodeInvalidPath},
 		{name: "no patch", tool: "apply_patch", params: `{}`, status: tools.StatusInvalidInput, code: tools.CodeInvalidInput},
 		{name: "binary update", tool: "apply_patch", params: map[string]any{"patch": "*** Begin Patch\n*** Update File: bin/blob.bin\n@@\n-x\n+y\n*** End Patch"}, status: tools.StatusReject, code: tools.CodeReject},
 	})

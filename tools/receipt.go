@@ -9,8 +9,9 @@ import (
 type Receipt struct {
 	Status    Status `json:"status" jsonschema:"ok, or the failure's class"`
 	ErrorCode Code   `json:"error_code,omitempty" jsonschema:"stable machine-readable code of a failure"`
-	// ErrorNumber is the code's number (60001–60020), under policies that
-	// ask for numeric codes.
+	// ErrorNumber is the number of the X07 error code (60001–60020) that
+	// means the same as ErrorCode, under policies that ask for numeric
+	// codes (Code.Number); absent where X07's table has no such code.
 	ErrorNumber int    `json:"error_number,omitempty" jsonschema:"the error code as a number (60001-60020), under policies that report numbers"`
 	SummaryText string `json:"summary_text" jsonschema:"one line saying what happened, or what was wrong and what to do"`
 }

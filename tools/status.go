@@ -33,8 +33,10 @@ const (
 // status (invalid_path and unknown_parameter are both invalid_input).
 type Code string
 
-// The error codes. Their numbers (Number) are the x07 family, 60001–60020,
-// and never change.
+// The error codes. Under a policy with NumericCodes (the x07 preset) a
+// failure also carries a number (Number): the code of X07's own table
+// (FS v1, "Error codes (deterministic, v1)") with the same meaning, and no
+// number where that table has none.
 const (
 	CodeNotFound               Code = "not_found"
 	CodeIsDirectory            Code = "is_directory"
@@ -64,27 +66,33 @@ type codeInfo struct {
 	number int
 }
 
+// The numbers are X07's (FS v1's table, 60001–60020): a code gets the
+// number of the X07 code that means the same, and 0 (no number) where the
+// table has no such code — X07 has no notion of a version conflict, an
+// ambiguous edit, a patch or a regular expression, and it numbers every
+// malformed parameter by what it is (path, caps) rather than as one
+// "invalid input".
 var codes = map[Code]codeInfo{
-	CodeNotFound:               {StatusNotFound, 60001},
-	CodeIsDirectory:            {StatusIsDirectory, 60002},
-	CodeNotDirectory:           {StatusNotDirectory, 60003},
-	CodeAlreadyExists:          {StatusAlreadyExists, 60004},
-	CodeConflict:               {StatusConflict, 60005},
-	CodeAmbiguous:              {StatusAmbiguous, 60006},
-	CodeForbidden:              {StatusForbidden, 60007},
-	CodeTooLarge:               {StatusTooLarge, 60008},
-	CodeInvalidInput:           {StatusInvalidInput, 60009},
-	CodeParseError:             {StatusParseError, 60010},
-	CodeReject:                 {StatusReject, 60011},
-	CodeInvalidRegex:           {StatusInvalidRegex, 60012},
-	CodeInvalidPattern:         {StatusInvalidPattern, 60013},
-	CodeInvalidPath:            {StatusInvalidInput, 60014},
-	CodeEmptyOldString:         {StatusInvalidInput, 60015},
-	CodeInlineRequiredTooLarge: {StatusTooLarge, 60016},
-	CodeSessionMismatch:        {StatusForbidden, 60017},
-	CodeDirectoryNotEmpty:      {StatusInvalidInput, 60018},
-	CodeUnknownTool:            {StatusInvalidInput, 60019},
-	CodeInternal:               {StatusError, 60020},
+	CodeNotFound:               {StatusNotFound, 60010},      // FS_ERR_NOT_FOUND
+	CodeIsDirectory:            {StatusIsDirectory, 60013},   // FS_ERR_IS_DIR
+	CodeNotDirectory:           {StatusNotDirectory, 60012},  // FS_ERR_NOT_DIR
+	CodeAlreadyExists:          {StatusAlreadyExists, 60011}, // FS_ERR_ALREADY_EXISTS
+	CodeConflict:               {StatusConflict, 0},
+	CodeAmbiguous:              {StatusAmbiguous, 0},
+	CodeForbidden:              {StatusForbidden, 60001}, // FS_ERR_POLICY_DENY
+	CodeTooLarge:               {StatusTooLarge, 60016},  // FS_ERR_TOO_LARGE
+	CodeInvalidInput:           {StatusInvalidInput, 0},
+	CodeParseError:             {StatusParseError, 0},
+	CodeReject:                 {StatusReject, 0},
+	CodeInvalidRegex:           {StatusInvalidRegex, 0},
+	CodeInvalidPattern:         {StatusInvalidPattern, 60003}, // FS_ERR_BAD_PATH (X07's walk: a bad glob)
+	CodeInvalidPath:            {StatusInvalidInput, 60003},   // FS_ERR_BAD_PATH
+	CodeEmptyOldString:         {StatusInvalidInput, 0},
+	CodeInlineRequiredTooLarge: {StatusTooLarge, 60016}, // FS_ERR_TOO_LARGE
+	CodeSessionMismatch:        {StatusForbidden, 0},
+	CodeDirectoryNotEmpty:      {StatusInvalidInput, 60011}, // FS_ERR_ALREADY_EXISTS (the x07 contract's rename onto a full directory)
+	CodeUnknownTool:            {StatusInvalidInput, 60020}, // FS_ERR_UNSUPPORTED
+	CodeInternal:               {StatusError, 60015},        // FS_ERR_IO
 }
 
 // Codes returns every error code.
@@ -99,7 +107,8 @@ func Codes() []Code {
 // Status returns the status a failure with this code has.
 func (c Code) Status() Status { return codes[c].status }
 
-// Number returns the code's number in the x07 family (60001–60020).
+// Number returns the number of the code in X07's table (60001–60020) that
+// means the same, or 0 where X07 has none.
 func (c Code) Number() int { return codes[c].number }
 
 // Failure is a tool call that did not succeed: its code, a message a model

@@ -115,16 +115,24 @@ func TestNumericCodesUnderX07(t *testing.T) {
 	require.NoError(t, err)
 	e := toolstest.New(t, pol, baseFiles)
 	r := toolstest.Receipt(t, e.Call("read_file", `{"path":"missing.txt"}`))
-	require.Equal(t, float64(60001), r["error_number"])
-	seen := map[int]tools.Code{}
-	for _, c := range tools.Codes() {
-		n := c.Number()
-		require.True(t, n >= 60001 && n <= 60020, "%s has number %d", c, n)
-		require.NotContains(t, seen, n, "%s and %s share %d", c, seen[n], n)
-		seen[n] = c
-		require.NotEmpty(t, c.Status())
+	require.Equal(t, float64(60010), r["error_number"], "X07's FS_ERR_NOT_FOUND")
+	r = toolstest.Receipt(t, e.Call("edit_file", `{"path":"README.md","old_string":"","new_string":"x"}`))
+	require.Equal(t, "invalid_input_empty_old_string", r["error_code"])
+	require.NotContains(t, r, "error_number", "X07's table has no code for it")
+	// Each number means in X07's table (FS v1) what the code means.
+	x07 := map[int]string{60001: "FS_ERR_POLICY_DENY", 60003: "FS_ERR_BAD_PATH", 60010: "FS_ERR_NOT_FOUND",
+		60011: "FS_ERR_ALREADY_EXISTS", 60012: "FS_ERR_NOT_DIR", 60013: "FS_ERR_IS_DIR", 60015: "FS_ERR_IO",
+		60016: "FS_ERR_TOO_LARGE", 60020: "FS_ERR_UNSUPPORTED"}
+	want := map[tools.Code]string{
+		tools.CodeForbidden: "FS_ERR_POLICY_DENY", tools.CodeInvalidPath: "FS_ERR_BAD_PATH", tools.CodeInvalidPattern: "FS_ERR_BAD_PATH",
+		tools.CodeNotFound: "FS_ERR_NOT_FOUND", tools.CodeAlreadyExists: "FS_ERR_ALREADY_EXISTS", tools.CodeDirectoryNotEmpty: "FS_ERR_ALREADY_EXISTS",
+		tools.CodeNotDirectory: "FS_ERR_NOT_DIR", tools.CodeIsDirectory: "FS_ERR_IS_DIR", tools.CodeInternal: "FS_ERR_IO",
+		tools.CodeTooLarge: "FS_ERR_TOO_LARGE", tools.CodeInlineRequiredTooLarge: "FS_ERR_TOO_LARGE", tools.CodeUnknownTool: "FS_ERR_UNSUPPORTED",
 	}
-	require.Len(t, seen, 20)
+	for _, c := range tools.Codes() {
+		require.NotEmpty(t, c.Status())
+		require.Equal(t, want[c], x07[c.Number()], "%s is numbered %d", c, c.Number())
+	}
 }
 
 func TestFileSystemTools(t *testing.T) {

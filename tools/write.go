@@ -21,7 +21,11 @@ type WriteFileParams struct {
 	Mode            string  `json:"mode,omitempty" jsonschema:"create (default: new file or replace), overwrite (file must exist), create_new (file must not exist), append"`
 	CreateParents   *bool   `json:"create_parents,omitempty" jsonschema:"create missing parent directories (default true)"`
 	ExpectedVersion *uint64 `json:"expected_version,omitempty" jsonschema:"fail with conflict unless the file is at this version (0: unless it does not exist)"`
+	Encoding        string  `json:"encoding,omitempty" jsonschema:"the content's encoding, kept with the file: utf-8 (text, read back as text, NUL bytes included) or binary (read back as base64 bytes); default: detected from the content"`
 }
+
+// writeEncodings are write_file's encoding values.
+var writeEncodings = map[string]vfs.Encoding{"": vfs.EncodingUnknown, "utf-8": vfs.EncodingUTF8, "utf8": vfs.EncodingUTF8, "binary": vfs.EncodingBinary}
 
 // WriteFileReceipt is write_file's receipt.
 type WriteFileReceipt struct {
@@ -45,13 +49,17 @@ var writeModes = map[string]vfs.WriteMode{
 
 func init() {
 	register("write_file", "Write a whole file: create it or replace its content (mode create), only replace (overwrite), only create (create_new) or append. Content is inline_text, inline_bytes (base64) or a blob_ref. Prefer edit_file or apply_patch for changes to existing files.",
-		true, map[string][]any{"mode": {"create", "overwrite", "create_new", "append"}}, writeFile)
+		true, map[string][]any{"mode": {"create", "overwrite", "create_new", "append"}, "encoding": {"utf-8", "binary"}}, writeFile)
 }
 
 func writeFile(ctx context.Context, t *Toolset, p *WriteFileParams) (*WriteFileReceipt, error) {
 	mode, ok := writeModes[p.Mode]
 	if !ok {
 		return nil, fail(CodeInvalidInput, "mode must be create, overwrite, create_new or append, not %q", p.Mode)
+	}
+	enc, ok := writeEncodings[p.Encoding]
+	if !ok {
+		return nil, fail(CodeInvalidInput, "encoding must be utf-8 or binary, not %q (or leave it out to detect it from the content)", p.Encoding)
 	}
 	content, size, err := t.writeContent(ctx, p)
 	if err != nil {
@@ -71,7 +79,7 @@ func writeFile(ctx context.Context, t *Toolset, p *WriteFileParams) (*WriteFileR
 		return nil, err
 	}
 	parents := p.CreateParents == nil || *p.CreateParents
-	res, err := t.s.WriteFile(ctx, path, content, vfs.WriteOptions{Mode: mode, CreateParents: parents, ExpectedVersion: p.ExpectedVersion})
+	res, err := t.s.WriteFile(ctx, path, content, vfs.WriteOptions{Mode: mode, CreateParents: parents, ExpectedVersion: p.ExpectedVersion, Encoding: enc})
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,20 @@ func TestWriteFile(t *testing.T) {
 				require.Equal(t, float64(12), r["size_bytes"])
 			}},
 		{name: "append creates", tool: "write_file", params: `{"path":"log.txt","inline_text":"1","mode":"append"}`, status: tools.StatusOK},
+		{name: "text declared binary reads back as bytes", tool: "write_file", params: `{"path":"h.bin","inline_text":"hello","encoding":"binary"}`, status: tools.StatusOK,
+			check: func(t *testing.T, e *toolstest.Env, r map[string]any, text string) {
+				rr := toolstest.Receipt(t, e.Call("read_file", `{"path":"h.bin"}`))
+				require.Equal(t, "binary", rr["encoding"])
+				require.Equal(t, "aGVsbG8=", rr["inline_bytes"])
+			}},
+		{name: "text with NUL declared utf-8 reads back as text", tool: "write_file", params: `{"path":"n.txt","inline_text":"a\u0000b","encoding":"utf-8"}`, status: tools.StatusOK,
+			check: func(t *testing.T, e *toolstest.Env, r map[string]any, text string) {
+				rr := toolstest.Receipt(t, e.Call("read_file", `{"path":"n.txt","offset_bytes":0}`))
+				require.Equal(t, "utf-8", rr["encoding"])
+				require.Equal(t, "a\x00b", rr["inline_text"])
+			}},
+		{name: "bytes declared utf-8 that are not", tool: "write_file", params: `{"path":"x.txt","inline_bytes":"/w==","encoding":"utf-8"}`, status: tools.StatusInvalidInput, code: tools.CodeInvalidInput},
+		{name: "an unknown encoding", tool: "write_file", params: `{"path":"x.txt","inline_text":"x","encoding":"latin-1"}`, status: tools.StatusInvalidInput, code: tools.CodeInvalidInput},
 		{name: "overwrite missing", tool: "write_file", params: `{"path":"nope.txt","inline_text":"x","mode":"overwrite"}`, status: tools.StatusNotFound, code: tools.CodeNotFound},
 		{name: "create_new existing", tool: "write_file", params: `{"path":"README.md","inline_text":"x","mode":"create_new"}`, status: tools.StatusAlreadyExists, code: tools.CodeAlreadyExists},
 		{name: "expected version ok", tool: "write_file", params: `{"path":"README.md","inline_text":"x","expected_version":1}`, status: tools.StatusOK},
@@ -83,7 +97,7 @@ func TestPolicyPresets(t *testing.T) {
 		runCases(t, preset(policy.PresetX07), []callCase{
 			{name: "hidden read", tool: "read_file", params: `{"path":".hidden/secret"}`, status: tools.StatusForbidden, code: tools.CodeForbidden,
 				check: func(t *testing.T, e *toolstest.Env, r map[string]any, text string) {
-					require.Equal(t, float64(60007), r["error_number"])
+					require.Equal(t, float64(60001), r["error_number"]) // X07's FS_ERR_POLICY_DENY
 				}},
 			{name: "hidden write", tool: "write_file", params: `{"path":"a/.env","inline_text":"x"}`, status: tools.StatusForbidden, code: tools.CodeForbidden},
 			{name: "dotdot", tool: "read_file", params: `{"path":"src/../README.md"}`, status: tools.StatusForbidden, code: tools.CodeForbidden},

@@ -41,9 +41,9 @@ func (b *Batch) Write(ctx context.Context, p Path, content io.Reader, opts Write
 	if err := b.s.check(op, AccessWrite, p); err != nil {
 		return b.fail(err)
 	}
-	h, size, enc, unpin, err := b.s.putContent(ctx, content)
+	h, size, enc, unpin, err := b.s.putContentOpts(ctx, content, false, opts.Encoding)
 	if err != nil {
-		return b.fail(ioErr(op, p, err))
+		return b.fail(contentErr(op, p, err))
 	}
 	b.unpins = append(b.unpins, unpin)
 	b.events = append(b.events, Event{

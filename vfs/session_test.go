@@ -612,3 +612,72 @@ func TestTruncatingOpenJournalRecords(t *testing.T) {
 	require.Equal(t, "new", read(t, s, "f"))
 	require.Equal(t, "", read(t, s, "e"))
 }
+
+// TestWriteDeclaredEncoding: the writer's declared encoding is kept with
+// the file, through the tree's encoding (what snapshots store) and an
+// append; content declared UTF-8 that is not is refused, changing nothing.
+func TestWriteDeclaredEncoding(t *testing.T) {
+	s, blobs := vfstest.NewSession(t)
+	for _, c := range []struct {
+		name, content  string
+		declared, want vfs.Encoding
+		code           vfs.Code
+	}{
+		{name: "text declared binary", content: "hello", declared: vfs.EncodingBinary, want: vfs.EncodingBinary},
+		{name: "text with NUL declared utf-8", content: "a\x00b", declared: vfs.EncodingUTF8, want: vfs.EncodingUTF8},
+		{name: "text with NUL undeclared", content: "a\x00b", want: vfs.EncodingBinary},
+		{name: "text undeclared", content: "héllo", want: vfs.EncodingUTF8},
+		{name: "invalid UTF-8 declared utf-8", content: "a\xffb", declared: vfs.EncodingUTF8, code: vfs.CodeInvalid},
+		{name: "a rune cut at the end declared utf-8", content: "a\xc3", declared: vfs.EncodingUTF8, code: vfs.CodeInvalid},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := s.Tree().Encode()
+			res, err := s.WriteFile(ctx, p("f"), strings.NewReader(c.content), vfs.WriteOptions{Encoding: c.declared})
+			if c.code != "" {
+				require.Equal(t, c.code, vfs.CodeOf(err), "err: %v", err)
+				require.Equal(t, before, s.Tree().Encode(), "a refused write changes nothing")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, c.want, res.Node.Encoding)
+			_, n, _, err := vfs.DecodeNode(vfs.AppendNode(nil, "f", res.Node))
+			require.NoError(t, err)
+			require.Equal(t, c.want, n.Encoding, "the hint is in the node's record, which snapshots store")
+		})
+	}
+	_, err := s.WriteFile(ctx, p("g"), strings.NewReader("x\x00"), vfs.WriteOptions{Encoding: vfs.EncodingUTF8})
+	require.NoError(t, err)
+	res, err := s.WriteFile(ctx, p("g"), strings.NewReader("y\x00"), vfs.WriteOptions{Mode: vfs.WriteAppend, Encoding: vfs.EncodingUTF8})
+	require.NoError(t, err)
+	require.Equal(t, vfs.EncodingUTF8, res.Node.Encoding, "an append keeps a declared hint for the whole file")
+	_, err = s.WriteFile(ctx, p("g"), strings.NewReader("\xff"), vfs.WriteOptions{Mode: vfs.WriteAppend, Encoding: vfs.EncodingUTF8})
+	require.Equal(t, vfs.CodeInvalid, vfs.CodeOf(err))
+	require.Equal(t, "x\x00y\x00", read(t, s, "g"))
+	require.Zero(t, blobs.Pins())
+
+	b := s.NewBatch()
+	require.NoError(t, b.Write(ctx, p("h"), strings.NewReader("text"), vfs.WriteOptions{Encoding: vfs.EncodingBinary}))
+	_, err = b.Commit(ctx)
+	require.NoError(t, err)
+	n, err := s.Stat(ctx, p("h"))
+	require.NoError(t, err)
+	require.Equal(t, vfs.EncodingBinary, n.Encoding, "a batch write keeps the hint too")
+}
+
+// TestTextSniffer: a text sniffer tells UTF-8 with NUL bytes from bytes
+// that are not UTF-8, in any chunking; a plain one stops at the first NUL.
+func TestTextSniffer(t *testing.T) {
+	for content, valid := range map[string]bool{"": true, "a\x00b": true, "é\x00ü": true, "a\x00\xff": false, "\xc3": false, "\xff\x00": false} {
+		for chunk := 1; chunk <= 3; chunk++ {
+			sn := vfs.NewTextSniffer(nil)
+			for i := 0; i < len(content); i += chunk {
+				_, _ = sn.Write([]byte(content[i:min(i+chunk, len(content))]))
+			}
+			require.Equal(t, valid, sn.ValidUTF8(), "%q in chunks of %d", content, chunk)
+			require.Equal(t, vfs.DetectEncoding([]byte(content)), sn.Encoding(), "%q", content)
+		}
+		plain := vfs.NewSniffer(nil)
+		_, _ = plain.Write([]byte(content))
+		require.Equal(t, vfs.DetectEncoding([]byte(content)), plain.Encoding(), "%q", content)
+	}
+}

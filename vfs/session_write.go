@@ -3,6 +3,7 @@ package vfs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -35,6 +36,15 @@ type WriteOptions struct {
 	Perm fs.FileMode
 	// Owner owns a new file; the session's default owner when nil.
 	Owner *Owner
+	// Encoding is the content's encoding as the writer declares it, kept
+	// with the file (Node.Encoding) through snapshots, forks and restores
+	// until the next write: EncodingBinary is kept as given; EncodingUTF8
+	// only for content that is UTF-8 — NUL bytes are allowed, text may hold
+	// them — and content that is not is refused (invalid_input), changing
+	// nothing. For an append it is the whole file's after the append.
+	// EncodingUnknown detects it from the content: UTF-8 without NUL is
+	// text.
+	Encoding Encoding
 	// DeferredBlob stores the content without an fsync of its own: it is
 	// made durable (the blob store's Sync) by the session's next journal
 	// sync, just before the write's journal record can be durable: the
@@ -79,9 +89,9 @@ func (s *Session) WriteFile(ctx context.Context, p Path, content io.Reader, opts
 		defer applied()
 		mctx = Relaxed(ctx)
 	}
-	h, size, enc, unpin, err := s.putContentOpts(ctx, content, opts.DeferredBlob)
+	h, size, enc, unpin, err := s.putContentOpts(ctx, content, opts.DeferredBlob, opts.Encoding)
 	if err != nil {
-		return WriteResult{}, ioErr(op, p, err)
+		return WriteResult{}, contentErr(op, p, err)
 	}
 	defer unpin()
 	if opts.DeferredBlob {
@@ -178,12 +188,12 @@ func (s *Session) appendFile(ctx context.Context, p Path, content io.Reader, opt
 		if old != nil {
 			r = io.MultiReader(io.NewSectionReader(old, 0, old.Size()), r)
 		}
-		h, size, enc, unpin, err := s.putContent(ctx, r)
+		h, size, enc, unpin, err := s.putContentOpts(ctx, r, false, opts.Encoding)
 		if old != nil {
 			old.Close()
 		}
 		if err != nil {
-			return WriteResult{}, ioErr(op, p, err)
+			return WriteResult{}, contentErr(op, p, err)
 		}
 		_, t, err := s.mutate(ctx, op, func(Tree) (*Event, error) {
 			return &Event{Op: OpWrite, Path: p, Time: s.now(), Blob: h, Size: size, Encoding: enc,
@@ -204,17 +214,45 @@ func (s *Session) appendFile(ctx context.Context, p Path, content io.Reader, opt
 
 // putContent stores content in the blob store and reports its encoding.
 func (s *Session) putContent(ctx context.Context, content io.Reader) (Hash, int64, Encoding, func(), error) {
-	return s.putContentOpts(ctx, content, false)
+	return s.putContentOpts(ctx, content, false, EncodingUnknown)
 }
 
-// putContentOpts is putContent, deferring the blob's durability if asked.
-func (s *Session) putContentOpts(ctx context.Context, content io.Reader, deferred bool) (Hash, int64, Encoding, func(), error) {
+// errNotUTF8 is content declared UTF-8 that is not.
+var errNotUTF8 = errors.New("the content is declared utf-8 but is not UTF-8 text; declare it binary, or send UTF-8")
+
+// putContentOpts is putContent, deferring the blob's durability if asked,
+// with the writer's declared encoding (WriteOptions.Encoding): errNotUTF8
+// for content declared UTF-8 that is not (its blob is stored, unreferenced:
+// the collector takes it).
+func (s *Session) putContentOpts(ctx context.Context, content io.Reader, deferred bool, declared Encoding) (Hash, int64, Encoding, func(), error) {
 	sn := NewSniffer(content)
+	if declared == EncodingUTF8 {
+		sn = NewTextSniffer(content)
+	}
 	h, size, unpin, err := s.opts.Blobs.Put(ctx, sn, deferred)
 	if err != nil {
 		return Hash{}, 0, 0, nil, err
 	}
+	switch declared {
+	case EncodingBinary:
+		return h, size, EncodingBinary, unpin, nil
+	case EncodingUTF8:
+		if !sn.ValidUTF8() {
+			unpin()
+			return Hash{}, 0, 0, nil, errNotUTF8
+		}
+		return h, size, EncodingUTF8, unpin, nil
+	}
 	return h, size, sn.Encoding(), unpin, nil
+}
+
+// contentErr is a failure to store a write's content: invalid_input for
+// content that contradicts its declared encoding, an I/O error otherwise.
+func contentErr(op string, p Path, err error) error {
+	if errors.Is(err, errNotUTF8) {
+		return newErr(CodeInvalid, op, p, errNotUTF8.Error())
+	}
+	return ioErr(op, p, err)
 }
 
 // MkdirOptions tune Mkdir.

@@ -32,6 +32,7 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 		remoteCache, remoteGCSpool           byteSize
 		remoteGCEntries                      int
 		remoteGrace                          time.Duration
+		rootDirs                             string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--data-dir DIR] [--socket PATH] [--listen ADDR] [--allow-root DIR]...",
@@ -91,6 +92,10 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 				MaxBlobBytes: int64(blobBytes),
 				Remote:       remote, RemoteCacheBytes: int64(remoteCache), RemoteGrace: remoteGrace,
 				RemoteGCMaxEntries: remoteGCEntries, RemoteGCMaxSpoolBytes: int64(remoteGCSpool),
+				RootDirs: rootDirs,
+			}
+			if rootDirs != daemon.RootDirsFUSE && rootDirs != daemon.RootDirsCopy {
+				return usageError{fmt.Errorf("--root-dirs %q: use fuse or copy", rootDirs)}
 			}
 			if blobBytes <= 0 || maxLabel <= 0 {
 				return usageError{errors.New("--max-blob-bytes and --max-label-bytes must be positive")}
@@ -127,6 +132,7 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 	f.Var(&remoteCache, "remote-cache-bytes", "the most room blobs fetched from --remote take locally, like 8GiB (default 8GiB)")
 	f.IntVar(&remoteGCEntries, "remote-gc-max-entries", 0, "the most hashes remote garbage collection holds in memory, past which it deletes nothing and says so (default 4000000, about 400 MB)")
 	f.Var(&remoteGCSpool, "remote-gc-max-spool", "the most manifest bytes remote garbage collection spools to a temporary file, like 16GiB (default 16GiB)")
+	f.StringVar(&rootDirs, "root-dirs", daemon.RootDirsFUSE, "how a session whose contract has a directory on disk (weakincentives' root_path) gets it: fuse (a mount of the session; a copy where mounting fails) or copy (written out when the state is read)")
 	f.DurationVar(&remoteGrace, "remote-grace", 0, "remote garbage collection keeps unreferenced objects younger than this (default 24h; longer than any push takes)")
 	return cmd
 }

@@ -137,13 +137,16 @@ func TestDecodePolicy(t *testing.T) {
 	require.Equal(t, p.ReadRoots, p.WriteRoots)
 	require.Equal(t, policy.SymlinksDeny, p.Symlinks)
 	require.Equal(t, policy.Caps{MaxReadBytes: 10, MaxWriteBytes: 11, MaxPatchBytes: 12, MaxInlineBytes: 13, MaxGrepResults: 14,
-		MaxGlobResults: 15, MaxScannedFiles: 16, MaxScannedBytes: 17, MaxChangedFiles: 18, MaxEditReplacements: 19}, p.Caps)
+		MaxGlobResults: 15, MaxScannedFiles: 16, MaxScannedBytes: 17, MaxChangedFiles: 18, MaxEditReplacements: 19,
+		MaxForks: policy.DefaultMaxForks}, p.Caps)
 
 	empty, err := DecodePolicy(json.RawMessage(`{}`))
 	require.NoError(t, err)
 	require.Empty(t, empty.AllowedOps, "omitted: every operation")
 	require.Equal(t, policy.SymlinksAllow, empty.Symlinks)
-	require.Zero(t, empty.Caps, "omitted limits are unbounded")
+	require.Equal(t, policy.Caps{MaxForks: policy.DefaultMaxForks}, empty.Caps, "omitted limits are unbounded; the daemon's fork budget stays")
+	empty.Name = DefaultPolicyName
+	require.Equal(t, DefaultPolicy(), empty, "a session without a policy has the capability with every field omitted")
 
 	noPatch, err := DecodePolicy(json.RawMessage(`{"allowed_patch_formats":["unified"]}`))
 	require.NoError(t, err)
@@ -165,6 +168,7 @@ func TestDecodePolicy(t *testing.T) {
 		require.ErrorContains(t, err, msg, raw)
 	}
 	var _ contract.PolicyDecoder = New()
+	var _ contract.PolicyDefaulter = New()
 }
 
 func TestFuzzyFind(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vfsd/vfsd/contract"
 	"github.com/vfsd/vfsd/tools"
@@ -242,8 +243,8 @@ func messageOf(err error) string {
 	return err.Error()
 }
 
-// requirePath returns the path parameter, or the default when it is
-// optional.
+// requirePath returns the path parameter, canonicalised (canonical), or
+// the default when it is optional.
 func (k *call) requirePath(def string) (string, error) {
 	if k.p.Path == nil || *k.p.Path == "" {
 		if def != "" {
@@ -251,7 +252,7 @@ func (k *call) requirePath(def string) (string, error) {
 		}
 		return "", paramErr("path is required: a path in the session, such as \"src/main.rs\" (file_path is accepted too)")
 	}
-	return *k.p.Path, nil
+	return k.canonical(*k.p.Path)
 }
 
 // resolvePath resolves a path as vfsd's tools do (policy, symlinks).
@@ -403,8 +404,18 @@ func (k *call) readFile() (any, string, error) {
 		return nil, "", f
 	}
 	r := rec.(*tools.ReadFileReceipt)
-	if enc == "utf8" && r.Encoding == "binary" {
-		return nil, "", faultf("error", "invalid_utf8", "%s is not UTF-8 text (at least in the range read); read it with encoding bytes", r.Path)
+	if enc == "utf8" && r.Encoding == "binary" && r.Blob == nil && mode == "auto" {
+		// "For large or non-inline-safe payloads, return blob
+		// deterministically": bytes that are not UTF-8 text are not
+		// inline-safe as text. Under require_inline they stay inline, as
+		// inline_bytes (below).
+		data := r.InlineBytes
+		if r.InlineText != nil {
+			data = []byte(*r.InlineText)
+		}
+		if err := k.toBlob(r, data); err != nil {
+			return nil, "", err
+		}
 	}
 	out := &ReadFileReceipt{Status: "ok", Truncated: ptr(r.Truncated), SizeBytes: ptr(r.SizeBytes)}
 	text := ""
@@ -413,7 +424,7 @@ func (k *call) readFile() (any, string, error) {
 		out.Content = &Output{Blob: &Blob{BlobRef: r.Blob.BlobRef, SizeBytes: r.Blob.SizeBytes, PreviewBytes: blobHead(k.ctx, k.env, r.Blob.BlobRef)}}
 		k.refs = append(k.refs, r.Blob.BlobRef)
 		text = fmt.Sprintf("%s\n[... %d bytes in blob %s]", r.Blob.Preview, r.Blob.SizeBytes, r.Blob.BlobRef)
-	case r.InlineText != nil && enc == "utf8":
+	case r.InlineText != nil && enc == "utf8" && r.Encoding != "binary":
 		out.Content = &Output{InlineText: &InlineText{Text: *r.InlineText}}
 		text = *r.InlineText
 	case r.InlineText != nil:
@@ -427,6 +438,22 @@ func (k *call) readFile() (any, string, error) {
 		text += fmt.Sprintf("\n[... truncated: %d of %d bytes from offset %d; read on with offset_bytes]", readLen(out.Content), r.SizeBytes, r.OffsetBytes)
 	}
 	return out, text, nil
+}
+
+// toBlob stores data, the inline window a read returned, as a blob and
+// makes r return it so.
+func (k *call) toBlob(r *tools.ReadFileReceipt, data []byte) error {
+	if k.env.Blobs == nil {
+		return faultf("error", "inline_required_too_large", "%s is not UTF-8 text, and this session has no blob store to return it in; read it with encoding bytes", r.Path)
+	}
+	h, size, unpin, err := k.env.Blobs.Put(k.ctx, bytes.NewReader(data), true)
+	if err != nil {
+		return fmt.Errorf("store %s's content: %w", r.Path, err)
+	}
+	unpin()
+	r.Blob = &tools.BlobInfo{BlobRef: tools.BlobRefPrefix + h.String(), SizeBytes: size, Preview: fmt.Sprintf("[%d bytes that are not UTF-8 text]", size)}
+	r.InlineText, r.InlineBytes = nil, nil
+	return nil
 }
 
 func readLen(o *Output) int64 {
@@ -683,6 +710,15 @@ func (k *call) applyPatch() (any, string, error) {
 		return nil, "", err
 	}
 	args := map[string]any{"dry_run": k.p.DryRun != nil && *k.p.DryRun}
+	if in.Text == nil {
+		// A patch by reference is read here, so that its paths are
+		// canonicalised as an inline patch's are.
+		text, err := k.patchBlob(in.BlobRef)
+		if err != nil {
+			return nil, "", err
+		}
+		in.Text = text
+	}
 	if in.Text != nil {
 		if strings.TrimSpace(*in.Text) == "" {
 			return nil, "", faultf("error", "invalid_patch_empty", "patch must not be empty: give a V4A patch (*** Begin Patch ... *** End Patch)")
@@ -690,7 +726,11 @@ func (k *call) applyPatch() (any, string, error) {
 		if limit := k.caps().MaxPatchBytes; limit > 0 && int64(len(*in.Text)) > limit {
 			return nil, "", faultf("forbidden", "max_patch_bytes_exceeded", "patch size %d exceeds max_patch_bytes %d", len(*in.Text), limit)
 		}
-		args["patch"] = *in.Text
+		text, err := k.canonicalPatch(*in.Text)
+		if err != nil {
+			return nil, "", err
+		}
+		args["patch"] = text
 	} else {
 		args["blob_ref"] = in.BlobRef
 	}
@@ -712,17 +752,69 @@ func (k *call) applyPatch() (any, string, error) {
 	return &ApplyPatchReceipt{Status: "ok", FilesChanged: ptr(r.FilesChanged), ChangedPaths: &paths, Ops: &ops, SummaryText: r.SummaryText}, b.String(), nil
 }
 
+// maxPatchBlob is the most of a blob_ref patch the adapter reads to
+// canonicalise its paths; a larger one goes to the patch tool as a
+// reference, unchanged.
+const maxPatchBlob = 64 << 20
+
+// patchBlob returns the text of a blob_ref patch, or nil when the patch
+// tool is to read it itself (too large to canonicalise here, or not UTF-8
+// text: the tool reports it).
+func (k *call) patchBlob(ref string) (*string, error) {
+	if k.env.Blobs == nil {
+		return nil, nil
+	}
+	h, err := vfs.ParseHash(strings.TrimPrefix(ref, tools.BlobRefPrefix))
+	if err != nil {
+		return nil, nil // the tool words the bad reference
+	}
+	b, err := k.env.Blobs.Open(k.ctx, h)
+	if err != nil {
+		return nil, nil
+	}
+	defer b.Close()
+	if b.Size() > maxPatchBlob {
+		return nil, nil
+	}
+	buf := make([]byte, b.Size())
+	if n, err := b.ReadAt(buf, 0); int64(n) < b.Size() {
+		return nil, fmt.Errorf("read patch %s: %w", ref, err)
+	}
+	if !utf8.Valid(buf) {
+		return nil, nil
+	}
+	text := string(buf)
+	return &text, nil
+}
+
 // Result counts: the document's defaults (grep: "default 100"; glob and
 // list_dir: "adapter default applies", AOS's adapters use 100), clamped to
 // the capability's ceilings (effective = min(request, cap)).
 const defaultResults = 100
+
+// MaxResultsPerCall is the adapter's runtime safety bound on the results
+// one grep, glob or list_dir returns, whatever the request and the
+// capability: the document leaves an omitted limit "unbounded by
+// capability policy (subject only to adapter/runtime safety behavior)".
+// A result cut here is truncated, with its full count, like one cut by
+// max_results. 100,000 grep lines of at most 2,000 bytes each bound one
+// call's memory to about 200 MB.
+const MaxResultsPerCall = 100_000
+
+// cutHint says what to do about a result cut at limit results.
+func cutHint(limit int) string {
+	if limit >= MaxResultsPerCall {
+		return fmt.Sprintf("narrow the pattern or the path: one call returns at most %d results", MaxResultsPerCall)
+	}
+	return "narrow the pattern or raise max_results"
+}
 
 func (k *call) maxResults(capLimit int64) int {
 	req := int64(defaultResults)
 	if k.p.MaxResults != nil && *k.p.MaxResults > 0 {
 		req = *k.p.MaxResults
 	}
-	return int(policy.Clamp(req, capLimit))
+	return int(min(policy.Clamp(req, capLimit), MaxResultsPerCall))
 }
 
 // searchStart checks what grep and glob both start from: a pattern (example
@@ -735,7 +827,10 @@ func (k *call) searchStart(example string) (mode string, base vfs.Path, err erro
 	if mode, err = k.outputMode(); err != nil {
 		return "", "", err
 	}
-	raw, _ := k.requirePath(".")
+	raw, err := k.requirePath(".")
+	if err != nil {
+		return "", "", err
+	}
 	if base, err = k.resolvePath(raw, false); err != nil {
 		return "", "", err
 	}
@@ -793,7 +888,7 @@ func (k *call) grep() (any, string, error) {
 	if total == 0 {
 		view = summary
 	} else if res.Truncated {
-		view += fmt.Sprintf("\n[... %d of %d matches shown; narrow the pattern or raise max_results]", len(lines), total)
+		view += fmt.Sprintf("\n[... %d of %d matches shown; %s]", len(lines), total, cutHint(limit))
 	}
 	return &GrepReceipt{Status: "ok", Matches: out, MatchCount: ptr(total), Truncated: ptr(res.Truncated), SummaryText: summary}, view, nil
 }
@@ -846,7 +941,7 @@ func (k *call) glob() (any, string, error) {
 	if total == 0 {
 		view = summary
 	} else if total > limit {
-		view += fmt.Sprintf("\n[... %d of %d paths shown; narrow the pattern or raise max_results]", limit, total)
+		view += fmt.Sprintf("\n[... %d of %d paths shown; %s]", limit, total, cutHint(limit))
 	}
 	return &GlobReceipt{Status: "ok", Paths: out, Count: ptr(total), Truncated: ptr(total > limit), SummaryText: summary}, view, nil
 }
@@ -899,7 +994,10 @@ func (k *call) listDir() (any, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	raw, _ := k.requirePath(".")
+	raw, err := k.requirePath(".")
+	if err != nil {
+		return nil, "", err
+	}
 	p, err := k.resolvePath(raw, false)
 	if err != nil {
 		return nil, "", err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/vfsd/vfsd/internal/strictjson"
+	"github.com/vfsd/vfsd/tools"
 	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
 )
@@ -47,6 +48,44 @@ var opClasses = map[string][]string{
 	"stat":   {"stat", "exists"},
 }
 
+// DefaultPolicyName is the name of DefaultPolicy.
+const DefaultPolicyName = "aos-default"
+
+// DefaultPolicy is the policy of an aos session created without one, and
+// the policy every aos capability object starts from: the document's
+// capability with every field omitted — every operation allowed, symlinks
+// followed within the session's tree ("allow"), and no limit ("When a limit
+// is omitted, that dimension is unbounded by capability policy"). What
+// still bounds a call is the adapter's and the daemon's runtime safety
+// behaviour, which the document leaves in place ("subject only to
+// adapter/runtime safety behavior"): MaxResultsPerCall results per search
+// or listing, payloads over 64 KiB returned as blobs, an edit's 64 MiB and
+// 2^20 replacements, a read's 1 GiB window, the session's quotas (bytes,
+// files, snapshots), and the fork budget of session tokens (16 open forks,
+// a vfsd resource no AOS document names). The aos preset, named
+// explicitly, has no fork budget.
+func DefaultPolicy() *policy.Policy {
+	p, _ := policy.Preset(policy.PresetAOS)
+	p.Name = DefaultPolicyName
+	p.Caps.MaxForks = policy.DefaultMaxForks
+	return p
+}
+
+// DefaultPolicy implements contract.PolicyDefaulter.
+func (c *Contract) DefaultPolicy() *policy.Policy { return DefaultPolicy() }
+
+// NoOperation is the one entry of the AllowedOps of a policy that allows
+// no operation at all (allowed_fs_ops ["patch"] with allowed_patch_formats
+// that leave out v4a): an empty list would allow every operation.
+const NoOperation = "none"
+
+// PolicyOperations implements contract.PolicyOperations: an aos policy
+// allows vfsd's tools (the effects run through them, opClasses) and
+// NoOperation.
+func (c *Contract) PolicyOperations() []string {
+	return append(tools.Names(), NoOperation)
+}
+
 // DecodePolicy implements contract.PolicyDecoder: the document's fs
 // capability object, strictly (an unknown field is an error naming it),
 // as a vfsd policy. It starts from the aos preset (no limits, symlinks
@@ -71,10 +110,7 @@ func DecodePolicy(raw json.RawMessage) (*policy.Policy, error) {
 		}
 		return nil, fmt.Errorf("aos policy: not a JSON object: %w", err)
 	}
-	p, err := policy.Preset(policy.PresetAOS)
-	if err != nil {
-		return nil, err
-	}
+	p := DefaultPolicy()
 	p.Name = "aos-custom"
 	if cp.AllowedFsOps != nil {
 		// An empty list allows every operation, as the enforcer's
@@ -145,7 +181,7 @@ func DecodePolicy(raw json.RawMessage) (*policy.Policy, error) {
 			}
 			p.AllowedOps = slices.DeleteFunc(p.AllowedOps, func(o string) bool { return o == "apply_patch" })
 			if len(p.AllowedOps) == 0 {
-				p.AllowedOps = []string{"none"} // empty would allow everything
+				p.AllowedOps = []string{NoOperation} // empty would allow everything
 			}
 		}
 	}

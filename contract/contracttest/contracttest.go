@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vfsd/vfsd/contract"
+	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/tools/toolstest"
 	"github.com/vfsd/vfsd/vfs"
 	"github.com/vfsd/vfsd/vfs/policy"
@@ -35,15 +37,20 @@ type Case struct {
 	// Modes set permission bits (e.g. 0o444): path → mode (after Files and
 	// Symlinks).
 	Modes map[string]uint32
-	// Policy is the session's policy (nil: the contract's default, else
+	// Policy is the session's policy as data, exactly as the API takes it
+	// on every transport: a preset's name as a JSON string (`"x07"`), or a
+	// policy object in the fields of the contract's document, decoded by
+	// contract.DecodePolicy ("" is the contract's default policy, else
 	// vfsd's default).
-	Policy *policy.Policy
+	Policy string
 	// Steps run in order on one session; most cases have one.
 	Steps []Step
 	// Host, when set, are files on the host (path → content; a path ending
 	// in "/" an empty directory) under an allow-listed root made for the
 	// case, which the session's Env.Host imports from.
 	Host map[string]string
+	// HostSymlinks are symlinks on the host, beside Host: path → target.
+	HostSymlinks map[string]string
 	// Init, when set, are the contract's session-creation options (JSON,
 	// see contract.SessionInitializer), given to the session once it is
 	// created; HostRootVar in it is replaced by the host root's path.
@@ -55,7 +62,13 @@ type Case struct {
 
 // Step is one call and its checks.
 type Step struct {
-	// Tool and Params are the call (Params as JSON text; "" is {}).
+	// Snapshot, when set, takes a snapshot of the session under this name
+	// before the call; Restore, when set, returns the session to the
+	// snapshot taken under that name (after Snapshot).
+	Snapshot, Restore string
+	// Tool and Params are the call (Params as JSON text; "" is {}). A step
+	// without a Tool makes no call: it takes or restores a snapshot, or
+	// checks the state.
 	Tool   string
 	Params string
 	// WantError says the call must fail (Result.IsError).
@@ -70,6 +83,23 @@ type Step struct {
 	// call, as SessionFiles shows them on every transport: "/path" →
 	// content, directories as "/path/", symlinks as "-> target".
 	Check func(t testing.TB, r contract.Result, files map[string]string)
+	// State, when set, runs on the state the session's contract offers
+	// (contract.StateReporter) after the call, as the transport gives it to
+	// the orchestrator (JSON), with the session's files.
+	State func(t testing.TB, state json.RawMessage, files map[string]string)
+}
+
+// Snapshotter is a Caller that can take and restore snapshots of its
+// session (Step.Snapshot, Step.Restore).
+type Snapshotter interface {
+	TakeSnapshot(ctx context.Context, name string) error
+	RestoreSnapshot(ctx context.Context, name string) error
+}
+
+// StateReader is a Caller that can read the state its session's contract
+// offers (Step.State).
+type StateReader interface {
+	State(ctx context.Context) (json.RawMessage, error)
 }
 
 // Caller runs calls on one session through some transport.
@@ -92,24 +122,48 @@ func Run(t *testing.T, contractName string, cases []Case, newCaller NewCaller) {
 			caller := newCaller(t, contractName, c)
 			ctx := context.Background()
 			for i, s := range c.Steps {
-				params := json.RawMessage(s.Params)
-				if s.Params == "" {
-					params = json.RawMessage("{}")
+				if s.Snapshot != "" || s.Restore != "" {
+					sn, ok := caller.(Snapshotter)
+					require.True(t, ok, "step %d: this transport's caller (%T) takes no snapshots", i, caller)
+					if s.Snapshot != "" {
+						require.NoError(t, sn.TakeSnapshot(ctx, s.Snapshot), "step %d: snapshot %s", i, s.Snapshot)
+					}
+					if s.Restore != "" {
+						require.NoError(t, sn.RestoreSnapshot(ctx, s.Restore), "step %d: restore %s", i, s.Restore)
+					}
 				}
-				r, err := caller.Call(ctx, s.Tool, params)
-				require.NoError(t, err, "step %d: %s", i, s.Tool)
-				require.NotEmpty(t, r.Body, "step %d: %s returned no body", i, s.Tool)
-				require.Equal(t, s.WantError, r.IsError, "step %d: %s: is_error; body %s", i, s.Tool, r.Body)
-				if s.WantStatus != "" {
-					require.Equal(t, s.WantStatus, r.Status, "step %d: %s: status; body %s", i, s.Tool, r.Body)
+				var r contract.Result
+				if s.Tool != "" {
+					params := json.RawMessage(s.Params)
+					if s.Params == "" {
+						params = json.RawMessage("{}")
+					}
+					var err error
+					r, err = caller.Call(ctx, s.Tool, params)
+					require.NoError(t, err, "step %d: %s", i, s.Tool)
+					require.NotEmpty(t, r.Body, "step %d: %s returned no body", i, s.Tool)
+					require.Equal(t, s.WantError, r.IsError, "step %d: %s: is_error; body %s", i, s.Tool, r.Body)
+					if s.WantStatus != "" {
+						require.Equal(t, s.WantStatus, r.Status, "step %d: %s: status; body %s", i, s.Tool, r.Body)
+					}
+					if s.WantBody != "" {
+						RequireContains(t, s.WantBody, r.Body, "step %d: %s", i, s.Tool)
+					}
 				}
-				if s.WantBody != "" {
-					RequireContains(t, s.WantBody, r.Body, "step %d: %s", i, s.Tool)
+				if s.Check == nil && s.State == nil {
+					continue
 				}
+				files, err := caller.Files(ctx)
+				require.NoError(t, err)
 				if s.Check != nil {
-					files, err := caller.Files(ctx)
-					require.NoError(t, err)
 					s.Check(t, r, files)
+				}
+				if s.State != nil {
+					sr, ok := caller.(StateReader)
+					require.True(t, ok, "step %d: this transport's caller (%T) reads no contract state", i, caller)
+					st, err := sr.State(ctx)
+					require.NoError(t, err, "step %d: the contract's state", i)
+					s.State(t, st, files)
 				}
 			}
 		})
@@ -129,19 +183,18 @@ func NewGoCaller(t *testing.T, contractName string, c Case) Caller {
 	t.Helper()
 	k, err := contract.Lookup(contractName)
 	require.NoError(t, err)
-	pol := c.Policy
-	if d, ok := k.(contract.PolicyDefaulter); ok && pol == nil {
-		pol = d.DefaultPolicy()
-	}
+	pol, err := DecodePolicy(contractName, c.Policy)
+	require.NoError(t, err, "the case's policy %s", c.Policy)
 	env := toolstest.New(t, pol, c.Files)
 	require.NoError(t, Seed(context.Background(), env.S, c))
-	g := &goCaller{k: k, env: env, cenv: &contract.Env{
+	g := &goCaller{t: t, k: k, env: env, cenv: &contract.Env{
 		SessionID: env.S.ID(), Session: env.S, Tools: env.Tools, Policy: env.Tools.Policy(), Blobs: env.Repo.Blobs(),
 	}}
 	root := ""
 	if c.Host != nil || c.Init != "" {
 		root = t.TempDir()
 		writeHostFiles(t, root, c.Host)
+		writeHostSymlinks(t, root, c.HostSymlinks)
 		g.cenv.Host = NewImportHost(t, []string{root}, env.Tools.Policy().ASCIIOnly, env.Repo, env.S)
 	}
 	if c.Init != "" {
@@ -157,10 +210,52 @@ func NewGoCaller(t *testing.T, contractName string, c Case) Caller {
 	return g
 }
 
+// DecodePolicy is the policy a session of the contract gets for a case's
+// Policy, as the daemon decides it: a preset by its name, an object by
+// contract.DecodePolicy, none the contract's default (PolicyDefaulter)
+// or vfsd's.
+func DecodePolicy(contractName, raw string) (*policy.Policy, error) {
+	raw = strings.TrimSpace(raw)
+	switch {
+	case raw == "":
+		k, err := contract.Lookup(contractName)
+		if err != nil {
+			return nil, err
+		}
+		if d, ok := k.(contract.PolicyDefaulter); ok {
+			return d.DefaultPolicy(), nil
+		}
+		return policy.Default(), nil
+	case raw[0] == '"':
+		var name string
+		if err := json.Unmarshal([]byte(raw), &name); err != nil {
+			return nil, fmt.Errorf("policy %s: %w", raw, err)
+		}
+		return policy.Preset(name)
+	}
+	return contract.DecodePolicy(contractName, json.RawMessage(raw))
+}
+
+// PolicyRequest puts a case's Policy into a session-creation request's
+// fields: a preset's name into preset, an object into object.
+func PolicyRequest(raw string) (preset string, object json.RawMessage, err error) {
+	raw = strings.TrimSpace(raw)
+	switch {
+	case raw == "":
+		return "", nil, nil
+	case raw[0] == '"':
+		err = json.Unmarshal([]byte(raw), &preset)
+		return preset, nil, err
+	}
+	return "", json.RawMessage(raw), nil
+}
+
 type goCaller struct {
-	k    contract.Contract
-	env  *toolstest.Env
-	cenv *contract.Env
+	t     testing.TB
+	k     contract.Contract
+	env   *toolstest.Env
+	cenv  *contract.Env
+	snaps map[string]string // snapshot names → IDs
 }
 
 func (g *goCaller) Call(ctx context.Context, tool string, params json.RawMessage) (contract.Result, error) {
@@ -169,6 +264,46 @@ func (g *goCaller) Call(ctx context.Context, tool string, params json.RawMessage
 
 func (g *goCaller) Files(ctx context.Context) (map[string]string, error) {
 	return Snapshot(ctx, g.env)
+}
+
+func (g *goCaller) TakeSnapshot(ctx context.Context, name string) error {
+	snap, err := g.env.Repo.Snapshot(ctx, g.env.S, name)
+	if err != nil {
+		return err
+	}
+	if g.snaps == nil {
+		g.snaps = map[string]string{}
+	}
+	g.snaps[name] = snap.ID
+	return nil
+}
+
+func (g *goCaller) RestoreSnapshot(ctx context.Context, name string) error {
+	id, ok := g.snaps[name]
+	if !ok {
+		return fmt.Errorf("no snapshot %q was taken", name)
+	}
+	return g.env.Repo.Restore(ctx, g.env.S, id)
+}
+
+// State is the contract's state with its files on disk: the Go API has no
+// daemon to mount the session, so the session is materialised into a new
+// directory for each read (snapshot.Repo.Materialize), as the daemon does
+// where it cannot mount.
+func (g *goCaller) State(ctx context.Context) (json.RawMessage, error) {
+	sr, ok := g.k.(contract.StateReporter)
+	if !ok {
+		return nil, fmt.Errorf("contract %s offers no state", g.k.Name())
+	}
+	dir := filepath.Join(g.t.TempDir(), "root")
+	if _, err := g.env.Repo.Materialize(ctx, snapshot.Source{Session: g.env.S}, dir); err != nil {
+		return nil, err
+	}
+	st, err := sr.State(ctx, g.cenv, dir)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(st)
 }
 
 // Snapshot returns a session's files as path → content, directories as

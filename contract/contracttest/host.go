@@ -24,6 +24,8 @@ const HostRootVar = "$HOST_ROOT"
 // imports a mount into a snapshot of the repository, then merges the
 // imported tree into the session in one batch (files at the same paths are
 // replaced, directories merge), so a failed import changes nothing.
+// Symlinks come in as symlinks, or not at all with SkipSymlinks, as the
+// daemon's host does.
 type ImportHost struct {
 	im    *hostmount.Importer
 	repo  *snapshot.Repo
@@ -78,8 +80,10 @@ func (h *ImportHost) Import(ctx context.Context, req contract.ImportRequest) (co
 			res.Files++
 			res.Bytes += n.Size
 			return b.Write(ctx, p, readerOf(blob), vfs.WriteOptions{CreateParents: true})
+		case n.IsSymlink() && !req.SkipSymlinks:
+			return b.Symlink(n.Target, p)
 		}
-		return nil // symlinks and special files: not staged by this test host
+		return nil // special files, and symlinks with SkipSymlinks
 	})
 	if err != nil {
 		b.Discard()
@@ -120,5 +124,15 @@ func writeHostFiles(t testing.TB, dir string, files map[string]string) {
 		}
 		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
 		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
+	}
+}
+
+// writeHostSymlinks makes symlinks under dir: path → target.
+func writeHostSymlinks(t testing.TB, dir string, links map[string]string) {
+	t.Helper()
+	for p, target := range links {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.Symlink(target, full))
 	}
 }

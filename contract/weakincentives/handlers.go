@@ -190,11 +190,20 @@ func listDirectory(ctx context.Context, env *contract.Env, p *ListDirectory) (st
 		if pol.Hidden(dir.Join(name)) {
 			return true
 		}
-		if n.IsDir() {
-			res.Directories = append(res.Directories, name)
-		} else {
-			res.Files = append(res.Files, name)
+		if n.IsSymlink() {
+			// As read_file sees it: what the link leads to, or nothing.
+			t, ok := followLink(ctx, env, dir.Join(name))
+			if !ok {
+				return true
+			}
+			n = t
 		}
+		switch {
+		case n.IsDir():
+			res.Directories = append(res.Directories, name)
+		case n.IsFile():
+			res.Files = append(res.Files, name)
+		} // a fifo, socket or device is no file read_file can read
 		return true
 	})
 	if err != nil {
@@ -203,6 +212,24 @@ func listDirectory(ctx context.Context, env *contract.Env, p *ListDirectory) (st
 		return "", nil, invalid("Cannot list %s: %v.", target, err)
 	}
 	return listMessage(res), res, nil
+}
+
+// followLink is what the symlink at p leads to, as the tools follow it
+// under the session's policy (read_file follows it so): its node, and
+// false when it leads nowhere the tools would read (missing, out of the
+// session, a loop, not followed under the policy). The virtual filesystem
+// has files and directories only: listings, the state and reads show a
+// symlink as what it leads to, or not at all.
+func followLink(ctx context.Context, env *contract.Env, p vfs.Path) (vfs.Node, bool) {
+	q, err := env.Tools.ResolvePath("path", p.Rel(), false, true)
+	if err != nil {
+		return vfs.Node{}, false
+	}
+	n, err := env.Session.Stat(ctx, q)
+	if err != nil || n.IsSymlink() || (!n.IsDir() && !n.IsFile()) {
+		return vfs.Node{}, false
+	}
+	return n, true
 }
 
 func listMessage(r ListDirectoryResult) string {
@@ -314,6 +341,7 @@ func writeFile(ctx context.Context, env *contract.Env, p *WriteFile) (string, an
 			return "", nil, invalid("Content exceeds maximum length of %s bytes after decoding (got %d); write a smaller file.", thousands(lim.write), len(data))
 		}
 		args["inline_bytes"] = data
+		args["encoding"] = encodingBinary
 		content = base64.StdEncoding.EncodeToString(data)
 	} else {
 		if !utf8.ValidString(content) {
@@ -323,6 +351,9 @@ func writeFile(ctx context.Context, env *contract.Env, p *WriteFile) (string, an
 			return "", nil, invalid("Content exceeds maximum length of %s characters (got %d); write it in parts with mode append.", thousands(lim.write), c)
 		}
 		args["inline_text"] = content
+		// The hint is kept with the bytes: text stays text when it holds
+		// NUL bytes (without a hint, the engine would call that binary).
+		args["encoding"] = encodingUTF8
 	}
 	path, err := required(env, p.Path, "file to write")
 	if err != nil {
@@ -369,6 +400,11 @@ func writeFile(ctx context.Context, env *contract.Env, p *WriteFile) (string, an
 			return "", nil, invalid("%s changed while appending; read it again and retry.", path)
 		case tools.CodeIsDirectory:
 			return "", nil, invalid("%s is a directory; write to a file path inside it.", path)
+		case tools.CodeInvalidInput:
+			if mode == "append" && !binary {
+				return "", nil, invalid("Cannot append text to %s: it holds bytes that are not UTF-8 text; append base64 content with encoding \"binary\".", path)
+			}
+			return "", nil, invalid("%s", msg)
 		default:
 			return "", nil, invalid("%s", msg)
 		}
@@ -380,7 +416,9 @@ func writeFile(ctx context.Context, env *contract.Env, p *WriteFile) (string, an
 }
 
 // encodingOf reads the encoding hint: absent or "utf-8" is text; null is
-// text without a hint; "binary" (or "base64") is base64 content.
+// text without a hint (kept as utf-8: the content is a JSON string, text);
+// "binary" (or "base64") is base64 content. The hint is kept with the
+// file's bytes (vfs.Node.Encoding) and decides how read_file returns them.
 func encodingOf(raw json.RawMessage) (hint *string, binary bool, err error) {
 	utf := encodingUTF8
 	if len(raw) == 0 {

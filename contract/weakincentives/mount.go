@@ -37,7 +37,10 @@ type HostMount struct {
 	// daemon's own cap.
 	MaxBytes *int64 `json:"max_bytes,omitempty"`
 	// FollowSymlinks imports what symlinks point to (inside the allowed
-	// root) instead of the links.
+	// root) as the files and directories they are. False (the default)
+	// does not follow them: the virtual filesystem holds files and
+	// implicit directories, no links, so a host symlink brings nothing in
+	// and every tool agrees it is not there.
 	FollowSymlinks bool `json:"follow_symlinks,omitempty"`
 }
 
@@ -129,7 +132,10 @@ func Mount(ctx context.Context, env *contract.Env, mounts []HostMount) ([]MountR
 			dst = "/" // the session root
 		}
 		res, err := env.Host.Import(ctx, contract.ImportRequest{HostPath: p.host, MountPath: dst,
-			Include: p.include, Exclude: p.exclude, MaxBytes: maxBytes, FollowSymlinks: p.m.FollowSymlinks})
+			Include: p.include, Exclude: p.exclude, MaxBytes: maxBytes, FollowSymlinks: p.m.FollowSymlinks,
+			// The VFS holds files: a host symlink that is not followed
+			// brings nothing in (FollowSymlinks).
+			SkipSymlinks: !p.m.FollowSymlinks})
 		if err != nil {
 			var ve *vfs.Error
 			if errors.As(err, &ve) && ve.Code == vfs.CodeTooLarge {
@@ -304,8 +310,8 @@ type VirtualFileSystem struct {
 
 // State is the document's select_latest(session, VirtualFileSystem): the
 // session's current files. rootPath is where the session's files are on
-// disk: the directory the daemon FUSE-mounted the session at (or ""
-// when it is not mounted).
+// disk (contract.RootDirectory: the daemon's FUSE mount of the session,
+// or its refreshed copy), "" when the caller has none.
 func State(ctx context.Context, env *contract.Env, rootPath string) (*VirtualFileSystem, error) {
 	if err := checkEnv(env); err != nil {
 		return nil, err
@@ -322,7 +328,16 @@ func State(ctx context.Context, env *contract.Env, rootPath string) (*VirtualFil
 			}
 			return nil
 		}
-		if n.IsDir() {
+		if n.IsSymlink() {
+			// A link shows as the file it leads to (followLink); one to a
+			// directory, or to nothing, holds no file of its own here.
+			t, ok := followLink(ctx, env, p)
+			if !ok || t.IsDir() {
+				return nil
+			}
+			n = t
+		}
+		if n.IsDir() || !n.IsFile() {
 			return nil
 		}
 		f := VfsFile{Path: pathOf(p), SizeBytes: n.Size, Version: n.Version,

@@ -510,4 +510,7 @@ func capsPack(raw json.RawMessage) contract.Result {
 	return capsResult(PackCaps(v[0], v[1], v[2], v[3], v[4]))
 }
 
-var _ contract.PolicyDecoder = (*X07)(nil)
+var (
+	_ contract.PolicyDecoder    = (*X07)(nil)
+	_ contract.PolicyOperations = (*X07)(nil)
+)

@@ -183,6 +183,16 @@ func (*X07) DefaultPolicy() *policy.Policy {
 	return p
 }
 
+// PolicyOperations implements contract.PolicyOperations: an x07 policy
+// allows the document's operations by their own names (read_all_v1, ...,
+// caps_pack_v1), which is what DecodePolicy puts in AllowedOps and what
+// Call checks; DisabledOp is the one further name, the mark of
+// fs.enabled=false. vfsd's tool names are not among them: an x07 session
+// runs no vfsd tool.
+func (*X07) PolicyOperations() []string {
+	return append(toolNames(), DisabledOp)
+}
+
 func allowedOps(read, write bool, f *fsPolicy) []string {
 	var ops []string
 	if read {

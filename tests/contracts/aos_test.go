@@ -11,17 +11,20 @@ import (
 	"github.com/vfsd/vfsd/contract/aos"
 	"github.com/vfsd/vfsd/contract/contracttest"
 	"github.com/vfsd/vfsd/vfs"
-	"github.com/vfsd/vfsd/vfs/policy"
 )
 
 // The AOS documents: 000 (host.fs.*, ../shared/seeds/000_4807e654a7c6d649.txt)
 // and 001 (process.fs.*, 001_3f910a6a39eb5600.txt). Each case names its
 // clause: the document, the section and a short quote.
 
-func aosPolicy(t testing.TB, js string) *policy.Policy {
-	p, err := aos.DecodePolicy(json.RawMessage(js))
+// aosPolicy is an aos policy object (the document's fs capability
+// fields), checked here so that a typo fails at once; the case gives it as
+// data, decoded by the daemon (or contract.DecodePolicy) on every
+// transport.
+func aosPolicy(t testing.TB, js string) string {
+	_, err := aos.DecodePolicy(json.RawMessage(js))
 	require.NoError(t, err)
-	return p
+	return js
 }
 
 func blobRefOf(content string) string { return "blake3:" + vfs.HashOf([]byte(content)).String() }
@@ -348,6 +351,93 @@ func aosCases(t *testing.T) []contracttest.Case {
 		{Clause: `000 §Capability "Limit fields are intentionally optional ... When a limit is omitted, that dimension is unbounded"`, Policy: aosPolicy(t, `{}`),
 			Files: map[string]string{"a.txt": strings.Repeat("m\n", 3000)},
 			Steps: []contracttest.Step{{Tool: "host.fs.grep", Params: `{"pattern":"m","max_results":3000}`, WantBody: `{"match_count":3000,"truncated":false}`}}},
+		{Clause: `000 §Capability "When a limit is omitted, that dimension is unbounded": a session created with no policy at all has no caps either (vfsd's default cut grep at 1,000)`,
+			Files: map[string]string{"a.txt": strings.Repeat("m\n", 3000), "b.txt": "x"},
+			Steps: []contracttest.Step{
+				{Tool: "host.fs.grep", Params: `{"pattern":"m","max_results":3000}`, WantBody: `{"match_count":3000,"truncated":false}`},
+				{Tool: "host.fs.glob", Params: `{"pattern":"*.txt","max_results":6000}`, WantBody: `{"count":2,"truncated":false}`},
+			}},
+		{Clause: `000 §Capability "(subject only to adapter/runtime safety behavior)": one call returns at most 100,000 results, cut as max_results cuts (truncated, the full count)`,
+			Files: map[string]string{"a.txt": strings.Repeat("m\n", aos.MaxResultsPerCall+1)},
+			Steps: []contracttest.Step{{Tool: "host.fs.grep", Params: `{"pattern":"m","max_results":1000000}`,
+				WantBody: `{"status":"ok","match_count":100001,"truncated":true}`,
+				Check: func(t testing.TB, r contract.Result, _ map[string]string) {
+					require.Contains(t, body(t, r)["matches"], "blob", "a large result is a blob")
+					require.Contains(t, r.Text, "one call returns at most 100000 results")
+				}}}},
+		// --- binary content under output_mode auto ---
+		{Clause: `000 "For large or non-inline-safe payloads, return blob deterministically": a binary file read with default params is a blob`,
+			Files: map[string]string{"b.bin": "\x00\x01\x02\xffbin"},
+			Steps: []contracttest.Step{
+				{Tool: "host.fs.read_file", Params: `{"path":"b.bin"}`, WantStatus: "ok",
+					WantBody: `{"status":"ok","content":{"blob":{"blob_ref":"` + blobRefOf("\x00\x01\x02\xffbin") + `","size_bytes":7}},"truncated":false,"size_bytes":7}`},
+				{Tool: "process.fs.read_file", Params: `{"path":"b.bin"}`, WantStatus: "ok",
+					WantBody: `{"content":{"blob":{"blob_ref":"` + blobRefOf("\x00\x01\x02\xffbin") + `","size_bytes":7}},"size_bytes":7}`},
+			}},
+		{Clause: `000 "Under require_inline, adapters must return inline payloads": a small binary file is inline_bytes`,
+			Files: map[string]string{"b.bin": "\x00\x01\x02\xffbin"},
+			Steps: []contracttest.Step{{Tool: "host.fs.read_file", Params: `{"path":"b.bin","output_mode":"require_inline"}`, WantStatus: "ok",
+				WantBody: `{"status":"ok","content":{"inline_bytes":{"bytes":"AAEC/2Jpbg=="}},"size_bytes":7}`}}},
+		// --- one answer for a path that escapes the session ---
+		{Clause: `000 §Enforcer "fail closed on path escaping": every effect, apply_patch included, answers a path that climbs out of the session with status error, error_code invalid_path`,
+			Files: map[string]string{"u.txt": "u\n"},
+			Steps: escapeSteps()},
+		// --- ".." that stays inside the session ---
+		{Clause: `000 §host.fs.read_file "path (session-relative or canonicalized under allowed roots)": d/../u.txt is u.txt, for every effect`,
+			Files: map[string]string{"u.txt": "u\n", "d/x.txt": "x\n"},
+			Steps: []contracttest.Step{
+				{Tool: "host.fs.read_file", Params: `{"path":"d/../u.txt"}`, WantStatus: "ok", WantBody: `{"content":{"inline_text":{"text":"u\n"}}}`},
+				{Tool: "process.fs.read_file", Params: `{"path":"./d/./../u.txt"}`, WantStatus: "ok", WantBody: `{"content":{"inline_text":{"text":"u\n"}}}`},
+				{Tool: "host.fs.write_file", Params: `{"path":"d/../w.txt","content":{"inline_text":{"text":"w"}}}`, WantStatus: "ok", Check: wantFile("w.txt", "w")},
+				{Tool: "host.fs.edit_file", Params: `{"path":"d/../w.txt","old_string":"w","new_string":"W"}`, WantStatus: "ok", Check: wantFile("w.txt", "W")},
+				{Tool: "host.fs.stat", Params: `{"path":"d/../u.txt"}`, WantBody: `{"status":"ok","exists":true,"size_bytes":2}`},
+				{Tool: "host.fs.exists", Params: `{"path":"d/../d/x.txt"}`, WantBody: `{"status":"ok","exists":true}`},
+				{Tool: "host.fs.list_dir", Params: `{"path":"d/.."}`, WantBody: `{"entries":{"inline_text":{"text":"d/\nu.txt\nw.txt"}}}`},
+				{Tool: "host.fs.grep", Params: `{"pattern":"x","path":"d/../d"}`, WantBody: `{"matches":{"inline_text":{"text":"d/x.txt:1:x"}}}`},
+				{Tool: "host.fs.glob", Params: `{"pattern":"*.txt","path":"d/.."}`, WantBody: `{"count":2}`},
+				{Tool: "host.fs.apply_patch", Params: `{"patch":{"inline_text":{"text":` +
+					jsonString("*** Begin Patch\n*** Update File: d/../u.txt\n*** Move to: d/sub/../v.txt\n@@\n-u\n+U\n*** End Patch\n") + `}}}`,
+					WantStatus: "ok", WantBody: `{"changed_paths":["u.txt","d/v.txt"]}`, Check: wantFile("d/v.txt", "U\n")},
+			}},
+		{Clause: `000 §Adapter Behavior "canonicalize path against session workdir + allowed roots": ".." after a symlink climbs from where the link leads, and the canonical path is checked against fs_roots`,
+			Policy:   aosPolicy(t, `{"fs_roots":["src"]}`),
+			Files:    map[string]string{"src/a.txt": "a", "src/lib/b.txt": "b", "secret.txt": "s"},
+			Symlinks: map[string]string{"src/l": "lib"},
+			Steps: []contracttest.Step{
+				{Tool: "host.fs.read_file", Params: `{"path":"src/../src/a.txt"}`, WantStatus: "ok", WantBody: `{"content":{"inline_text":{"text":"a"}}}`},
+				{Tool: "host.fs.read_file", Params: `{"path":"src/l/../a.txt"}`, WantStatus: "ok", WantBody: `{"content":{"inline_text":{"text":"a"}}}`},
+				{Tool: "host.fs.read_file", Params: `{"path":"src/l/../lib/b.txt"}`, WantStatus: "ok", WantBody: `{"content":{"inline_text":{"text":"b"}}}`},
+				{Tool: "host.fs.read_file", Params: `{"path":"src/../secret.txt"}`, WantError: true, WantStatus: "forbidden", WantBody: `{"error_code":"path_not_allowed"}`},
+			}},
+	}
+}
+
+// escapeSteps call every effect with a path that climbs out of the
+// session: each must answer status error, error_code invalid_path, and
+// change nothing.
+func escapeSteps() []contracttest.Step {
+	unchanged := func(t testing.TB, _ contract.Result, files map[string]string) {
+		require.Equal(t, map[string]string{"/u.txt": "u\n"}, files)
+	}
+	step := func(tool, params string) contracttest.Step {
+		return contracttest.Step{Tool: tool, Params: params, WantError: true, WantStatus: "error",
+			WantBody: `{"status":"error","error_code":"invalid_path"}`, Check: unchanged}
+	}
+	patch := func(text string) string { return `{"patch":{"inline_text":{"text":` + jsonString(text) + `}}}` }
+	return []contracttest.Step{
+		step("host.fs.read_file", `{"path":"../u.txt"}`),
+		step("host.fs.read_file", `{"path":"a/../../u.txt"}`),
+		step("host.fs.write_file", `{"path":"../evil.txt","content":{"inline_text":{"text":"x"}}}`),
+		step("host.fs.edit_file", `{"path":"../u.txt","old_string":"u","new_string":"v"}`),
+		step("host.fs.grep", `{"pattern":"u","path":".."}`),
+		step("host.fs.glob", `{"pattern":"*","path":"../"}`),
+		step("host.fs.stat", `{"path":"../u.txt"}`),
+		step("host.fs.exists", `{"path":"../u.txt"}`),
+		step("host.fs.list_dir", `{"path":".."}`),
+		step("host.fs.apply_patch", patch("*** Begin Patch\n*** Add File: ../evil.txt\n+x\n*** End Patch\n")),
+		step("host.fs.apply_patch", patch("*** Begin Patch\n*** Update File: ../u.txt\n@@\n-u\n+v\n*** End Patch\n")),
+		step("host.fs.apply_patch", patch("*** Begin Patch\n*** Update File: u.txt\n*** Move to: x/../../u.txt\n@@\n-u\n+v\n*** End Patch\n")),
+		step("process.fs.apply_patch", `{"patch_text":`+jsonString("*** Begin Patch\n*** Delete File: ../u.txt\n*** End Patch\n")+`}`),
 	}
 }
 

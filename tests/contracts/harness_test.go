@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,7 +27,6 @@ import (
 	"github.com/vfsd/vfsd/contract"
 	"github.com/vfsd/vfsd/contract/contracttest"
 	"github.com/vfsd/vfsd/mcpserver"
-	"github.com/vfsd/vfsd/vfs/policy"
 
 	_ "github.com/vfsd/vfsd/contract/all"
 )
@@ -176,13 +174,44 @@ func (d *daemon) logText() string {
 // apiSession is one case's session on the daemon: created from a host
 // folder holding the case's files, closed when the case ends.
 type apiSession struct {
-	t    *testing.T
-	d    *daemon
-	host string
+	t     *testing.T
+	d     *daemon
+	host  string
+	snaps map[string]string // snapshot names → IDs
 }
 
-// newSession creates the case's session under the contract, or skips the
-// case when its policy cannot be given through the API. The case's Host
+// TakeSnapshot snapshots the session through the API.
+func (s *apiSession) TakeSnapshot(ctx context.Context, name string) error {
+	snap, err := s.d.c.CreateSnapshot(ctx, caseSessionID, name)
+	if err != nil {
+		return err
+	}
+	if s.snaps == nil {
+		s.snaps = map[string]string{}
+	}
+	s.snaps[name] = snap.ID
+	return nil
+}
+
+// RestoreSnapshot restores the session through the API.
+func (s *apiSession) RestoreSnapshot(ctx context.Context, name string) error {
+	id, ok := s.snaps[name]
+	if !ok {
+		return fmt.Errorf("no snapshot %q was taken", name)
+	}
+	_, err := s.d.c.Restore(ctx, caseSessionID, id)
+	return err
+}
+
+// State reads the contract's state as the orchestrator does: GET
+// /v1/sessions/{id}/contract/state.
+func (s *apiSession) State(ctx context.Context) (json.RawMessage, error) {
+	return s.d.c.ContractState(ctx, caseSessionID)
+}
+
+// newSession creates the case's session under the contract, with the
+// case's policy as the API takes it (a preset's name, or a policy object in
+// the contract's own fields). The case's Host
 // files are laid out under the host root, and its Init given as the
 // session's contract_options; with WantInitError the creation must fail
 // with that text and leave no session, and the steps run on a session
@@ -191,13 +220,9 @@ type apiSession struct {
 func (d *daemon) newSession(t *testing.T, contractName string, c contracttest.Case) *apiSession {
 	t.Helper()
 	req := api.CreateSessionRequest{ID: caseSessionID, Contract: contractName}
-	if c.Policy != nil {
-		name, ok := presetName(c.Policy)
-		if !ok {
-			t.Skipf("the case's policy %q is no preset, and the API takes presets only", c.Policy.Name)
-		}
-		req.Policy = name
-	}
+	var err error
+	req.Policy, req.PolicyObject, err = contracttest.PolicyRequest(c.Policy)
+	require.NoError(t, err, "the case's policy %s", c.Policy)
 	host, err := os.MkdirTemp(d.hosts, "case")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(host) })
@@ -220,6 +245,11 @@ func (d *daemon) newSession(t *testing.T, contractName string, c contracttest.Ca
 	}
 	req.Mounts = []api.Mount{{HostPath: host, MountPath: "/"}}
 	d.layOutHost(t, c.Host)
+	for p, target := range c.HostSymlinks {
+		full := filepath.Join(d.hostRoot, filepath.FromSlash(p))
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.Symlink(target, full))
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if c.Init != "" {
@@ -274,15 +304,6 @@ func (d *daemon) layOutHost(t *testing.T, files map[string]string) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
 		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
 	}
-}
-
-// presetName returns the preset p is, if it is one.
-func presetName(p *policy.Policy) (string, bool) {
-	pre, err := policy.Preset(p.Name)
-	if err != nil || !reflect.DeepEqual(pre, p) {
-		return "", false
-	}
-	return p.Name, true
 }
 
 // Files applies the session to its host folder and reads the folder back

@@ -33,6 +33,36 @@ var vfsdCases = []contracttest.Case{
 			WantBody: `{"status":"not_found","error_code":"not_found"}`}},
 	},
 	{
+		Clause: `policy preset x07 "numeric_codes": each error_number is the X07 code that means the same (FS v1's table), none where X07 has none`,
+		Policy: `"x07"`,
+		Files:  map[string]string{"a.txt": "x", ".env": "s", "d/": ""},
+		Steps: []contracttest.Step{
+			{Tool: "read_file", Params: `{"path":"missing.txt"}`, WantError: true, WantStatus: "not_found",
+				WantBody: `{"error_code":"not_found","error_number":60010}`}, // FS_ERR_NOT_FOUND, not 60001 FS_ERR_POLICY_DENY
+			{Tool: "read_file", Params: `{"path":".env"}`, WantError: true, WantStatus: "forbidden",
+				WantBody: `{"error_code":"forbidden","error_number":60001}`}, // FS_ERR_POLICY_DENY
+			{Tool: "read_file", Params: `{"path":"d"}`, WantError: true, WantBody: `{"error_code":"is_directory","error_number":60013}`}, // FS_ERR_IS_DIR
+			{Tool: "edit_file", Params: `{"path":"a.txt","old_string":"","new_string":"y"}`, WantError: true,
+				Check: func(t testing.TB, r contract.Result, _ map[string]string) {
+					require.Equal(t, "invalid_input_empty_old_string", body(t, r)["error_code"])
+					require.NotContains(t, body(t, r), "error_number", "X07's table has no such code: %s", r.Body)
+				}},
+		},
+	},
+	{
+		Clause: `paths "relative to the workspace root, without ..": d/../u.txt is invalid_path in every tool, apply_patch included, even where it stays inside`,
+		Files:  map[string]string{"u.txt": "u\n", "d/x.txt": "x"},
+		Steps: []contracttest.Step{
+			{Tool: "read_file", Params: `{"path":"d/../u.txt"}`, WantError: true, WantStatus: "invalid_input", WantBody: `{"error_code":"invalid_path"}`},
+			{Tool: "write_file", Params: `{"path":"../u.txt","inline_text":"x"}`, WantError: true, WantBody: `{"error_code":"invalid_path"}`},
+			{Tool: "apply_patch", Params: `{"patch":"*** Begin Patch\n*** Update File: d/../u.txt\n@@\n-u\n+v\n*** End Patch\n"}`, WantError: true, WantBody: `{"error_code":"invalid_path"}`},
+			{Tool: "apply_patch", Params: `{"patch":"*** Begin Patch\n*** Add File: ../evil.txt\n+x\n*** End Patch\n"}`, WantError: true, WantBody: `{"error_code":"invalid_path"}`,
+				Check: func(t testing.TB, _ contract.Result, files map[string]string) {
+					require.Equal(t, "u\n", files["/u.txt"])
+				}},
+		},
+	},
+	{
 		Clause: `read_file of a directory "fails with is_directory"`,
 		Files:  map[string]string{"d/": ""},
 		Steps:  []contracttest.Step{{Tool: "read_file", Params: `{"path":"d"}`, WantError: true, WantStatus: "is_directory"}},

@@ -2,6 +2,10 @@ package contracts
 
 import (
 	"encoding/base64"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -54,6 +58,61 @@ func holds(want map[string]string) func(t testing.TB, r contract.Result, files m
 }
 
 const tve = "ToolValidationError"
+
+// rootPathOf is a VirtualFileSystem state's root_path, which must be an
+// absolute path to a directory.
+func rootPathOf(t testing.TB, st json.RawMessage) string {
+	t.Helper()
+	var v struct {
+		RootPath string `json:"root_path"`
+	}
+	require.NoError(t, json.Unmarshal(st, &v), "%s", st)
+	require.True(t, filepath.IsAbs(v.RootPath), "root_path %q must be an absolute path", v.RootPath)
+	fi, err := os.Stat(v.RootPath)
+	require.NoError(t, err, "root_path")
+	require.True(t, fi.IsDir(), "root_path %s is a directory", v.RootPath)
+	return v.RootPath
+}
+
+// diskFiles reads a directory tree as rel shows a session's files:
+// "path" → content, directories as "path/".
+func diskFiles(t testing.TB, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, filepath.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		r := filepath.ToSlash(strings.TrimPrefix(p, root+string(filepath.Separator)))
+		if de.IsDir() {
+			out[r+"/"] = ""
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		out[r] = string(b)
+		return err
+	}))
+	return out
+}
+
+// statePaths are the paths of the files of a VirtualFileSystem state, in
+// its order.
+func statePaths(t testing.TB, st json.RawMessage) []string {
+	t.Helper()
+	var v struct {
+		Files []struct {
+			Path struct {
+				Segments []string `json:"segments"`
+			} `json:"path"`
+		} `json:"files"`
+	}
+	require.NoError(t, json.Unmarshal(st, &v), "%s", st)
+	out := []string{}
+	for _, f := range v.Files {
+		out = append(out, strings.Join(f.Path.Segments, "/"))
+	}
+	return out
+}
 
 var wiCases = []contracttest.Case{
 	// Overview
@@ -193,6 +252,62 @@ var wiCases = []contracttest.Case{
 		},
 	},
 	{
+		Clause: `Data Model: "Snapshots retain metadata and the encoding hint describing how to interpret bytes when returning a FileReadResult" — the write's hint, not the bytes' look, decides the read`,
+		Steps: []contracttest.Step{
+			// "hello" is text to look at; its writer said binary.
+			{Tool: "write_file", Params: `{"path":"h.bin","encoding":"binary","content":"aGVsbG8="}`, WantStatus: "ok"},
+			{Tool: "read_file", Params: `{"path":"h.bin"}`, WantBody: `{"file":{"encoding":"binary","size_bytes":5},"content":"aGVsbG8="}`},
+			// Text with a NUL byte is still text: its writer said utf-8.
+			{Tool: "write_file", Params: `{"path":"nul.txt","content":"a\u0000b"}`, WantStatus: "ok"},
+			{Tool: "read_file", Params: `{"path":"nul.txt"}`, WantBody: `{"file":{"encoding":"utf-8","size_bytes":3},"content":"a\u0000b"}`},
+			{Tool: "list_directory", State: func(t testing.TB, st json.RawMessage, _ map[string]string) {
+				require.Contains(t, string(st), `{"path":{"segments":["h.bin"]},"encoding":"binary"`)
+				require.Contains(t, string(st), `{"path":{"segments":["nul.txt"]},"encoding":"utf-8"`)
+			}},
+		},
+	},
+	{
+		Clause: `Session Integration: "provisions a per-session temporary directory on disk ... and records the absolute path" — root_path is a real directory holding the session's files`,
+		Files:  map[string]string{"seed.txt": "seed"},
+		Steps: []contracttest.Step{
+			{Tool: "write_file", Params: `{"path":"src/main.py","content":"print(1)\n"}`, WantStatus: "ok"},
+			{Tool: "write_file", Params: `{"path":"img.bin","encoding":"binary","content":"AAEC/w=="}`, WantStatus: "ok",
+				State: func(t testing.TB, st json.RawMessage, files map[string]string) {
+					root := rootPathOf(t, st)
+					require.Equal(t, rel(files), diskFiles(t, root), "root_path %s holds the session's files", root)
+				}},
+			{Tool: "delete_file", Params: `{"path":"seed.txt"}`, WantStatus: "ok",
+				State: func(t testing.TB, st json.RawMessage, files map[string]string) {
+					root := rootPathOf(t, st)
+					require.Equal(t, rel(files), diskFiles(t, root), "and follows it: %s", root)
+					require.NotContains(t, diskFiles(t, root), "seed.txt")
+				}},
+		},
+	},
+	{
+		Clause: `Session Integration: "Creating a session snapshot ... Restoring from a snapshot" — the encoding hint comes back with the bytes`,
+		Steps: []contracttest.Step{
+			{Tool: "write_file", Params: `{"path":"h.bin","encoding":"binary","content":"aGVsbG8="}`, WantStatus: "ok"},
+			{Snapshot: "bin"},
+			{Tool: "write_file", Params: `{"path":"h.bin","mode":"overwrite","content":"now text"}`, WantStatus: "ok"},
+			{Tool: "read_file", Params: `{"path":"h.bin"}`, WantBody: `{"file":{"encoding":"utf-8"},"content":"now text"}`},
+			{Restore: "bin", Tool: "read_file", Params: `{"path":"h.bin"}`, WantBody: `{"file":{"encoding":"binary","size_bytes":5},"content":"aGVsbG8="}`},
+		},
+	},
+	{
+		Clause: `Data Model: "When WriteFile.mode is append, the reducer ... updates metadata" — appended bytes keep the file's hint; text cannot be appended to bytes that are not UTF-8`,
+		Steps: []contracttest.Step{
+			{Tool: "write_file", Params: `{"path":"b.bin","encoding":"binary","content":"/w=="}`, WantStatus: "ok"},
+			{Tool: "write_file", Params: `{"path":"b.bin","mode":"append","content":"x"}`, WantError: true, WantStatus: tve,
+				Check: func(t testing.TB, r contract.Result, files map[string]string) {
+					failsWith("append base64 content with encoding \"binary\"")(t, r, files)
+					require.Equal(t, "\xff", rel(files)["b.bin"])
+				}},
+			{Tool: "write_file", Params: `{"path":"b.bin","mode":"append","encoding":"binary","content":"AA=="}`, WantStatus: "ok"},
+			{Tool: "read_file", Params: `{"path":"b.bin"}`, WantBody: `{"file":{"encoding":"binary","size_bytes":2,"version":2},"content":"/wA="}`},
+		},
+	},
+	{
 		Clause: `Data Model: "Reducers maintain monotonically increasing version numbers per file" (create, overwrite, append)`,
 		Steps: []contracttest.Step{
 			{Tool: "write_file", Params: `{"path":"log.txt","content":"a"}`, WantBody: `{"mode":"create"}`},
@@ -245,6 +360,52 @@ var wiCases = []contracttest.Case{
 		Host:   map[string]string{"proj/src/a.go": "package a"},
 		Init:   `{"mounts":[{"host_path":"$HOST_ROOT/proj/src"}]}`,
 		Steps:  []contracttest.Step{{Tool: "list_directory", Params: `{"path":"proj/src"}`, WantBody: `{"files":["a.go"]}`}},
+	},
+	{
+		Clause:       `Data Model: HostMount "follow_symlinks: bool = False" — a host symlink that is not followed brings nothing in: listing, read and the state agree it is not there`,
+		Host:         map[string]string{"docs/a.md": "aaa", "docs/sub/x.md": "x"},
+		HostSymlinks: map[string]string{"docs/link.md": "a.md", "docs/dlink": "sub", "docs/dangling.md": "nope.md"},
+		Init:         `{"mounts":[{"host_path":"docs/"}]}`,
+		Steps: []contracttest.Step{
+			{Tool: "list_directory", Params: `{"path":"docs"}`, WantBody: `{"directories":["sub"],"files":["a.md"]}`},
+			{Tool: "read_file", Params: `{"path":"docs/link.md"}`, WantError: true, WantStatus: tve, Check: failsWith("File does not exist")},
+			{Tool: "read_file", Params: `{"path":"docs/dlink/x.md"}`, WantError: true, WantStatus: tve, Check: failsWith("File does not exist")},
+			{Tool: "list_directory", Params: `{"path":"docs/dlink"}`, WantBody: `{"directories":[],"files":[]}`,
+				State: func(t testing.TB, st json.RawMessage, _ map[string]string) {
+					require.Equal(t, []string{"docs/a.md", "docs/sub/x.md"}, statePaths(t, st))
+				}},
+		},
+	},
+	{
+		Clause:       `Data Model: HostMount "follow_symlinks": true imports what the links lead to, as the files and directories they are`,
+		Host:         map[string]string{"docs/a.md": "aaa", "docs/sub/x.md": "x"},
+		HostSymlinks: map[string]string{"docs/link.md": "a.md", "docs/dlink": "sub"},
+		Init:         `{"mounts":[{"host_path":"docs/","follow_symlinks":true}]}`,
+		Steps: []contracttest.Step{
+			{Tool: "list_directory", Params: `{"path":"docs"}`, WantBody: `{"directories":["dlink","sub"],"files":["a.md","link.md"]}`},
+			{Tool: "read_file", Params: `{"path":"docs/link.md"}`, WantBody: `{"file":{"size_bytes":3},"content":"aaa"}`},
+			{Tool: "read_file", Params: `{"path":"docs/dlink/x.md"}`, WantBody: `{"content":"x"}`,
+				State: func(t testing.TB, st json.RawMessage, _ map[string]string) {
+					require.Equal(t, []string{"docs/a.md", "docs/dlink/x.md", "docs/link.md", "docs/sub/x.md"}, statePaths(t, st))
+				}},
+		},
+	},
+	{
+		Clause:   `Data Model: the VFS holds files and directories — a symlink that reached the session otherwise (a program in root_path, vfsd's own import) is, for listing, read and the state alike, what it leads to, or nothing`,
+		Files:    map[string]string{"a.txt": "aaa", "d/x": "x"},
+		Symlinks: map[string]string{"l.txt": "a.txt", "dl": "d", "dangling": "nope", "out": "../../etc/passwd"},
+		Steps: []contracttest.Step{
+			{Tool: "list_directory", WantBody: `{"directories":["d","dl"],"files":["a.txt","l.txt"]}`},
+			{Tool: "read_file", Params: `{"path":"l.txt"}`, WantBody: `{"file":{"size_bytes":3,"encoding":"utf-8"},"content":"aaa"}`},
+			{Tool: "read_file", Params: `{"path":"dl/x"}`, WantBody: `{"content":"x"}`},
+			{Tool: "read_file", Params: `{"path":"dangling"}`, WantError: true, WantStatus: tve, Check: failsWith("File does not exist")},
+			{Tool: "read_file", Params: `{"path":"out"}`, WantError: true, WantStatus: tve},
+			{Tool: "list_directory", Params: `{"path":"dl"}`, WantBody: `{"files":["x"]}`,
+				State: func(t testing.TB, st json.RawMessage, _ map[string]string) {
+					require.Equal(t, []string{"a.txt", "d/x", "l.txt"}, statePaths(t, st))
+					require.Contains(t, string(st), `{"path":{"segments":["l.txt"]},"encoding":"utf-8","size_bytes":3`, "a link shows as the file it leads to, not as its target's text")
+				}},
+		},
 	},
 	{
 		Clause: `Data Model: "and rejects traversal outside the approved surface"`,

@@ -14,7 +14,6 @@ import (
 	"github.com/vfsd/vfsd/contract"
 	"github.com/vfsd/vfsd/contract/contracttest"
 	"github.com/vfsd/vfsd/contract/x07"
-	"github.com/vfsd/vfsd/vfs/policy"
 )
 
 // The X07 ext-fs v1 document: ../shared/seeds/004_91e66baa6289ebf6.txt.
@@ -47,20 +46,25 @@ func j(kv ...any) string {
 	return string(b)
 }
 
-// x07Policy decodes a run-os-policy document whose fs section is every
-// allow flag on, roots ".", hidden denied, with overrides.
-func x07Policy(overrides map[string]any) *policy.Policy {
+// x07Policy is a run-os-policy document (x07.run-os-policy@0.1.0) whose
+// fs section is every allow flag on, roots ".", hidden denied, with
+// overrides (a nil value leaves the field out). The case gives it as data
+// on every transport: the daemon (or contract.DecodePolicy) decodes it.
+func x07Policy(overrides map[string]any) string {
 	fs := map[string]any{"enabled": true, "read_roots": []string{"."}, "write_roots": []string{"."}, "deny_hidden": true,
 		"allow_symlinks": false, "allow_mkdir": true, "allow_remove": true, "allow_rename": true, "allow_walk": true, "allow_glob": true}
 	for k, v := range overrides {
+		if v == nil {
+			delete(fs, k)
+			continue
+		}
 		fs[k] = v
 	}
 	raw, _ := json.Marshal(map[string]any{"schema_version": x07.SchemaVersion, "policy_id": "test", "fs": fs})
-	p, err := (&x07.X07{}).DecodePolicy(raw)
-	if err != nil {
+	if _, err := (&x07.X07{}).DecodePolicy(raw); err != nil {
 		panic(err)
 	}
-	return p
+	return string(raw)
 }
 
 func errBody(code int, name string) string {
@@ -130,7 +134,7 @@ func wantStat(path string, kind, size uint32) contracttest.Step {
 
 func x07Cases() []contracttest.Case {
 	tree := map[string]string{"d/x.txt": "xx", "d/sub/b.txt": "bbb", "d/sub/c.md": "c", "top.txt": "top", "empty/": ""}
-	policyFS := func(o map[string]any) *policy.Policy { return x07Policy(o) }
+	policyFS := x07Policy
 	symPolicy := policyFS(map[string]any{"allow_symlinks": true})
 	hiddenOK := policyFS(map[string]any{"deny_hidden": false})
 	mtime := uint32(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Unix())
@@ -595,14 +599,8 @@ func x07Cases() []contracttest.Case {
 				wantText("list_dir_sorted_text_v1", j("path", "."), "f\nl\n"),
 			}},
 	}
-	// A case without a policy of its own runs under the x07 preset, the
-	// contract's default policy, named so on every transport (the API
-	// takes presets by name).
-	for i := range cases {
-		if cases[i].Policy == nil {
-			cases[i].Policy = (&x07.X07{}).DefaultPolicy()
-		}
-	}
+	// A case without a policy of its own runs under the contract's default
+	// policy (the x07 preset) on every transport.
 	return cases
 }
 

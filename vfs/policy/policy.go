@@ -69,8 +69,9 @@ type Policy struct {
 	// work with the checkpoint tools (checkpoint, list_checkpoints,
 	// diff_since, undo_to). Off by default: the admin turns it on.
 	Checkpoints bool `json:"checkpoints,omitempty"`
-	// NumericCodes also reports each error code as a number of the
-	// 60001–60020 family (the x07 convention).
+	// NumericCodes also reports each error code as the number of the X07
+	// error code (FS v1's table, 60001–60020) that means the same, where
+	// X07 has one (tools.Code.Number).
 	NumericCodes bool `json:"numeric_codes,omitempty"`
 	// Caps bound every request.
 	Caps Caps `json:"caps"`
