@@ -1683,6 +1683,11 @@ export interface components {
             mode?: "create" | "overwrite" | "create_new" | "append";
             /** @description create missing parent directories (default true) */
             create_parents?: boolean;
+            /**
+             * @description the content's encoding, kept with the file: utf-8 (text, read back as text, NUL bytes included) or binary (read back as base64 bytes); default: detected from the content
+             * @enum {string}
+             */
+            encoding?: "utf-8" | "binary";
             /** @description fail with conflict unless the file is at this version (0: unless it does not exist) */
             expected_version?: number;
         };
