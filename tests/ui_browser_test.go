@@ -137,6 +137,20 @@ func TestUIBrowser(t *testing.T) {
 	require.NotEmpty(t, snaps)
 	require.Equal(t, "from the browser", snaps[0].Label)
 
+	// Rewind to before call 3 (the write of added.txt), from the page: the
+	// session no longer has the file, and the history says it rewound.
+	p.click(`li.call[data-call="3"] button.rewind`)
+	p.waitFor(`document.querySelector("#status") && document.querySelector("#status").innerText.startsWith("Rewound")`, "the rewind's report")
+	log, err := c.Log(ctx, "review", client.LogOptions{})
+	require.NoError(t, err)
+	last := log.Entries[len(log.Entries)-1]
+	require.Equal(t, "rewind", last.Tool, "the last step of the history is the page's rewind")
+	df, err := c.SessionDiff(ctx, "review", client.DiffQuery{From: "import", To: "live"})
+	require.NoError(t, err)
+	for _, e := range df.Entries {
+		require.NotEqual(t, "added.txt", e.Path, "rewound to before the call that wrote it")
+	}
+
 	// Apply: the dry run's preview first, and nothing written yet.
 	dry, err := c.Apply(ctx, "review", true)
 	require.NoError(t, err)
@@ -153,9 +167,8 @@ func TestUIBrowser(t *testing.T) {
 	host, err = os.ReadFile(filepath.Join(root, "main.go"))
 	require.NoError(t, err)
 	require.Contains(t, string(host), `println("hello, review")`)
-	added, err := os.ReadFile(filepath.Join(root, "added.txt"))
-	require.NoError(t, err)
-	require.Equal(t, "new file\n", string(added))
+	_, err = os.Stat(filepath.Join(root, "added.txt"))
+	require.ErrorIs(t, err, os.ErrNotExist, "the rewind took added.txt out of what is applied")
 	evilHost, err := os.ReadFile(filepath.Join(root, evil))
 	require.NoError(t, err)
 	require.Equal(t, "y</script><script>alert(2)</script>\n", string(evilHost))
