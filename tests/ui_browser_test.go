@@ -150,6 +150,7 @@ func TestUIBrowser(t *testing.T) {
 	for _, e := range df.Entries {
 		require.NotEqual(t, "added.txt", e.Path, "rewound to before the call that wrote it")
 	}
+	p.waitFor(`document.readyState === "complete" && document.querySelector("#status").hidden`, "the page reloaded after the rewind")
 
 	// Apply: the dry run's preview first, and nothing written yet.
 	dry, err := c.Apply(ctx, "review", true)

@@ -60,10 +60,43 @@
     reloadSoon("Snapshot " + snap.id.slice(0, 12) + " taken.");
   });
 
+  // rewindTarget reads what the reviewer typed as `vfsd session rewind
+  // --to` does: a call number (4, #4, call:4), a journal position (@12,
+  // seq:12), a time (RFC 3339, "2026-11-22 08:31:02" local, or 15m, 2h30m
+  // ago), else a snapshot ID or prefix. The answer is the body of POST
+  // /v1/sessions/{id}/rewind: exactly one of call, seq, time, snapshot.
+  function rewindTarget(to) {
+    to = String(to || "").trim();
+    if (!to) throw new Error("say what to rewind to: a call number, @POSITION from the log, a snapshot or a time");
+    let m = /^(?:call:|#)?(\d+)$/.exec(to);
+    if (m) {
+      if (Number(m[1]) === 0) throw new Error("calls are numbered from 1; @0 is the session's start");
+      return { call: Number(m[1]) };
+    }
+    m = /^(?:@|seq:)(.*)$/.exec(to);
+    if (m) {
+      if (!/^\d+$/.test(m[1])) throw new Error(to + ": give a journal position after @ (from the log)");
+      return { seq: Number(m[1]) };
+    }
+    if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/.test(to)) {
+      const t = new Date(to.includes("T") ? to : to.replace(" ", "T"));
+      if (isNaN(t.getTime())) throw new Error(to + " is not a time: use 2026-11-22T08:31:02Z or 2026-11-22 08:31:02");
+      return { time: t.toISOString() };
+    }
+    m = /^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.exec(to);
+    if (m) {
+      const unit = { ms: 1, s: 1e3, m: 6e4, h: 36e5 };
+      let ms = 0;
+      for (const [, n, u] of to.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) ms += Number(n) * unit[u];
+      return { time: new Date(Date.now() - ms).toISOString() };
+    }
+    return { snapshot: to };
+  }
+
   async function rewind(to) {
-    if (!to) throw new Error("say what to rewind to: a call number, a snapshot or a time");
-    await api("POST", base + "/rewind", { to: String(to) });
-    reloadSoon("Rewound to " + to + ".", sessionPage);
+    const body = rewindTarget(to);
+    const rep = await api("POST", base + "/rewind", body);
+    reloadSoon("Rewound to @" + rep.to + " (it was at @" + rep.from + ").", sessionPage);
   }
   on("#btn-rewind", async () => rewind(($("#rewind-to") || {}).value || ""));
   document.querySelectorAll("button.rewind").forEach((b) =>
