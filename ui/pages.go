@@ -336,6 +336,9 @@ func entry(le api.LogEntry, index int, page *api.Log, labels map[string]string) 
 		IsError: le.IsError, Summary: le.Summary, Paths: le.Paths, PathsMore: le.PathsMore,
 		SeqBefore: le.SeqBefore, Seq: le.Seq, Call: le.Call, Snapshot: le.Snapshot, Label: labels[le.Snapshot],
 		Changed: le.Seq > le.SeqBefore && le.Tool != "snapshot"}
+	// A call's summary may go on with its diff: the timeline shows its
+	// first line (the step's page shows the rest).
+	e.Summary, _, _ = strings.Cut(e.Summary, "\n")
 	e.Href = fmt.Sprintf("?e=%d&at=%d", index, le.SeqBefore)
 	inHistory := le.SeqBefore >= page.HistoryStart
 	switch {

@@ -357,9 +357,11 @@
   function move(step) {
     const links = Array.from(document.querySelectorAll("#timeline-body a.whole, #timeline-body a.entry-link"));
     if (!links.length) return;
+    // From outside the timeline the first key goes to the step shown.
     let i = links.indexOf(document.activeElement);
-    if (i < 0) i = links.findIndex((a) => a.getAttribute("aria-current") === "page");
-    i = i < 0 ? (step > 0 ? 0 : links.length - 1) : Math.max(0, Math.min(links.length - 1, i + step));
+    if (i >= 0) i = Math.max(0, Math.min(links.length - 1, i + step));
+    else i = links.findIndex((a) => a.getAttribute("aria-current") === "page");
+    if (i < 0) i = step > 0 ? 0 : links.length - 1;
     links[i].focus();
     links[i].scrollIntoView({ block: "nearest" });
   }
