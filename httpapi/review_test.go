@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -805,4 +806,62 @@ func uiCall(t testing.TB, c *client.Client, session, tool, params, status string
 	r, err := c.CallTool(context.Background(), session, tool, json.RawMessage(params))
 	require.NoError(t, err)
 	require.Equal(t, status, r.Status, "%s %s: %s", tool, params, r.JSON)
+}
+
+// TestUIPageCost measures, when $VFSD_UI_BENCH is set, what the session
+// page costs on a session with thousands of calls: the page (its latest
+// 200 steps and the whole session's diff), its live part (what each live
+// update fetches), against reading the whole history through the log
+// route — what a timeline without a bound would have to read before
+// drawing anything. Rounds are interleaved, so a busy machine weighs on
+// all alike; the medians and their ratios are logged:
+//
+//	VFSD_UI_BENCH=1 go test ./httpapi/ -run TestUIPageCost -v -count 1
+func TestUIPageCost(t *testing.T) {
+	if os.Getenv("VFSD_UI_BENCH") == "" {
+		t.Skip("set VFSD_UI_BENCH=1 to measure")
+	}
+	calls := 3000
+	if n, err := strconv.Atoi(os.Getenv("VFSD_UI_BENCH_CALLS")); err == nil && n > 0 {
+		calls = n
+	}
+	e := newUIEnv(t, map[string]string{"a.txt": "a\n"})
+	for i := 1; i <= calls; i++ {
+		uiCall(t, e.admin, "rev", "write_file", fmt.Sprintf(`{"path":"d%d/f%d.txt","inline_text":"%d\n"}`, i%10, i%50, i), "ok")
+	}
+	b := e.browser()
+	b.login("")
+	ctx := context.Background()
+	const rounds = 21
+	var page, live, whole []time.Duration
+	var pageBytes int
+	for range rounds {
+		start := time.Now()
+		code, body, _ := b.do("GET", "/ui/s/rev", "", nil)
+		page = append(page, time.Since(start))
+		require.Equal(t, 200, code)
+		pageBytes = len(body)
+		start = time.Now()
+		code, _, _ = b.do("GET", "/ui/s/rev/live", "", nil)
+		live = append(live, time.Since(start))
+		require.Equal(t, 200, code)
+		start = time.Now()
+		n := 0
+		for off := 0; ; {
+			l, err := e.admin.Log(ctx, "rev", client.LogOptions{Offset: off})
+			require.NoError(t, err)
+			n += len(l.Entries)
+			if l.Next == 0 {
+				break
+			}
+			off = l.Next
+		}
+		whole = append(whole, time.Since(start))
+		require.GreaterOrEqual(t, n, calls)
+	}
+	med := func(ds []time.Duration) time.Duration { slices.Sort(ds); return ds[len(ds)/2] }
+	mp, ml, mw := med(page), med(live), med(whole)
+	t.Logf("session page with %d calls, %d interleaved rounds, medians: page %v (%d KiB), live part %v, the whole log read %v; page/whole-log %.2f, live/whole-log %.2f",
+		calls, rounds, mp.Round(time.Microsecond), pageBytes>>10, ml.Round(time.Microsecond), mw.Round(time.Microsecond),
+		float64(mp)/float64(mw), float64(ml)/float64(mw))
 }

@@ -273,8 +273,8 @@
   // --- live updates: the session's event stream (GET
   // /v1/sessions/{id}/events, server-sent events, the page's cookie
   // authenticating it) says when the session changed; the facts and the
-  // timeline are then fetched again, at most one fetch at a time, a burst
-  // of changes coalesced into one. While the page is hidden the stream is
+  // timeline are then fetched again, one fetch at a time and at most one a
+  // second, a burst of changes coalesced into one. While the page is hidden the stream is
   // closed; on return the page catches up (the stream does not replay).
   let es = null, timer = null, inflight = false, again = false, closed = false;
   const live = $("#live");
@@ -302,17 +302,22 @@
     if (page.dataset.whole && facts && facts.dataset.seq !== page.dataset.seq) $("#stale").hidden = false;
     times();
   }
+  // A busy agent makes many changes a second, and each fetch reads the
+  // session's history: at most one fetch a second, the latest state.
+  let lastFetch = 0;
   function schedule() {
     if (timer) return;
+    const wait = Math.max(300, 1000 - (Date.now() - lastFetch));
     timer = setTimeout(async () => {
       timer = null;
       if (inflight) { again = true; return; }
       inflight = true;
+      lastFetch = Date.now();
       try { await refreshLive(); } catch (e) { /* the next change tries again */ } finally {
         inflight = false;
         if (again) { again = false; schedule(); }
       }
-    }, 300);
+    }, wait);
   }
   function connect() {
     if (es || closed || !page || document.hidden || typeof EventSource === "undefined") return;
