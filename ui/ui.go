@@ -1,11 +1,13 @@
 // Package ui renders vfsd's review page (served by the daemon at /ui/):
-// the session list, a session's timeline, side-by-side diffs and the
-// buttons that act on a session. Pages are rendered on the server with
-// html/template (every file name and line of content is escaped as text);
-// the page's only script is static/app.js, embedded in the binary, which
-// reads what it needs from data- attributes and calls the HTTP API. No
-// inline script or style, no external resource: the Content-Security-Policy
-// (CSP) forbids them all.
+// the session list, a session's timeline (its history log), diffs (side by
+// side on wide screens, unified on narrow ones) and the buttons that act
+// on a session. Pages are rendered on the server with html/template (every
+// file name and line of content is escaped as text); the page's only
+// script is static/app.js, embedded in the binary, which reads what it
+// needs from data- attributes, calls the HTTP API, and follows the
+// session's event stream to swap in the timeline the server renders again.
+// No inline script or style, no external resource: the
+// Content-Security-Policy (CSP) forbids them all.
 package ui
 
 import (
@@ -304,17 +306,4 @@ func Ago(now, t time.Time) string {
 		return "in " + s
 	}
 	return s + " ago"
-}
-
-// Age prints a duration as a person reads an age: 45s, 12m, 3h20m, 2d4h.
-func Age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
 }
