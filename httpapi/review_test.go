@@ -314,7 +314,7 @@ func TestUIEscapes(t *testing.T) {
 	}
 	_, body, _ := b.do("GET", "/ui/s/rev", "", nil)
 	require.Contains(t, body, "&lt;img src=x onerror=alert(1)&gt;")
-	require.Contains(t, body, "&lt;/script&gt;")
+	require.Contains(t, body, `<span class=" x">&lt;</span><span class=" x">/</span><span class=" x">script</span>`, "the diff's </script>, as text")
 	_, body, _ = b.do("GET", "/ui/s/rev?snap="+snaps[0].ID, "", nil)
 	require.Contains(t, body, "&lt;svg onload=alert(4)&gt;")
 }
@@ -348,8 +348,9 @@ func TestUIDiffs(t *testing.T) {
 	require.Contains(t, body, `id="btn-rewind"`)
 	require.Contains(t, body, `id="btn-rebase-preview"`)
 	// The file tree jumps to each file's diff.
-	require.Regexp(t, `<a href="#(f-\d+)">.*main.go</a>`, body)
-	anchor := regexp.MustCompile(`<a href="#(f-\d+)">[^\n]*main.go</a>`).FindStringSubmatch(body)[1]
+	m := regexp.MustCompile(`<a href="#(f-\d+)">[^\n]*<span class="name">main.go</span></a>`).FindStringSubmatch(body)
+	require.NotNil(t, m, "main.go in the file tree")
+	anchor := m[1]
 	require.Contains(t, body, `<article class="file" id="`+anchor+`" data-path="main.go"`)
 
 	// A call: the diff its receipt carries.
