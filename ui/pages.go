@@ -346,19 +346,20 @@ func entry(le api.LogEntry, index int, page *api.Log, labels map[string]string) 
 		e.Title = fmt.Sprintf("#%d %s", le.Call, le.Tool)
 	case le.Kind == api.LogMount:
 		e.Title = "changes through " + le.Source
-		e.Summary = fmt.Sprintf("%d changes", le.Events)
+		e.Summary = fmt.Sprintf("%d change(s)", le.Events)
 	case le.Tool == "snapshot":
 		e.Title = "snapshot"
 		e.Summary = ""
 		e.Href = "?snap=" + url.QueryEscape(le.Snapshot)
 	case le.Tool == "restore":
 		e.Title = "restored a snapshot"
-		e.Summary = ""
+		e.Summary, e.Paths, e.PathsMore = "", nil, 0 // "." : all of it
 	case le.Tool == "rewind":
 		e.Title = "rewind"
+		e.Paths, e.PathsMore = nil, 0
 	default:
 		e.Title = "changes outside tool calls"
-		e.Summary = fmt.Sprintf("%d changes (a rebase, a reset's set-up, …)", le.Events)
+		e.Summary = fmt.Sprintf("%d change(s): a rebase, a reset's set-up, …", le.Events)
 	}
 	switch {
 	case le.Tool == "snapshot" && le.Snapshot != "" && le.Seq != page.Seq:
