@@ -15,9 +15,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -312,7 +314,7 @@ func TestUIEscapes(t *testing.T) {
 	}
 	_, body, _ := b.do("GET", "/ui/s/rev", "", nil)
 	require.Contains(t, body, "&lt;img src=x onerror=alert(1)&gt;")
-	require.Contains(t, body, "&lt;/script&gt;")
+	require.Contains(t, body, `<span class=" x">&lt;</span><span class=" x">/</span><span class=" x">script</span>`, "the diff's </script>, as text")
 	_, body, _ = b.do("GET", "/ui/s/rev?snap="+snaps[0].ID, "", nil)
 	require.Contains(t, body, "&lt;svg onload=alert(4)&gt;")
 }
@@ -343,8 +345,13 @@ func TestUIDiffs(t *testing.T) {
 	require.Contains(t, body, `data-call="1"`)
 	require.Contains(t, body, `data-call="2"`)
 	require.Contains(t, body, "btn-apply-preview")
-	require.Contains(t, body, `id="btn-rewind"`, "the daemon has the rewind route: the page offers it")
-	require.Contains(t, body, `id="btn-rebase"`)
+	require.Contains(t, body, `id="btn-rewind"`)
+	require.Contains(t, body, `id="btn-rebase-preview"`)
+	// The file tree jumps to each file's diff.
+	m := regexp.MustCompile(`<a href="#(f-\d+)">[^\n]*<span class="name">main.go</span></a>`).FindStringSubmatch(body)
+	require.NotNil(t, m, "main.go in the file tree")
+	anchor := m[1]
+	require.Contains(t, body, `<article class="file" id="`+anchor+`" data-path="main.go"`)
 
 	// A call: the diff its receipt carries.
 	_, body, _ = b.do("GET", "/ui/s/rev?call=1", "", nil)
@@ -376,13 +383,13 @@ func TestUIFeatureDetect(t *testing.T) {
 	b.login("")
 	code, body, _ := b.do("GET", "/ui/s/rev", "", nil)
 	require.Equal(t, 200, code, body)
-	// The daemon has the history routes: the page finds them and offers
-	// rewind, rebase and the log.
+	// The daemon has the history routes: the page offers rewind and
+	// rebase, and its timeline is the log.
 	require.Contains(t, body, `id="btn-rewind"`)
-	require.Contains(t, body, `id="btn-rebase"`)
-	require.Contains(t, body, `class="log-entry"`)
+	require.Contains(t, body, `id="btn-rebase-preview"`)
+	require.Contains(t, body, `class="entry kind-call op-write_file changed"`)
 	require.Contains(t, body, "&lt;i&gt;b&lt;/i&gt;.txt", "a log entry's paths are escaped")
-	require.Contains(t, body, `data-to="1"`)
+	require.Contains(t, body, `data-key="call" data-value="1"`)
 }
 
 // TestUIProxy: what vfsd ui's loopback proxy forwards over the socket is
@@ -650,4 +657,212 @@ func TestUIPageHostsArePerPrincipal(t *testing.T) {
 	fi, err := os.Stat(filepath.Join(e.api.cfg.DataDir, "ui.key"))
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+}
+
+// TestUITimeline: the session page's one timeline is the history log,
+// newest first — calls, snapshots with their labels, rewinds — offering
+// a rewind only where it changes something; a step's link shows the diff
+// the log has for it (a write_file's too, whose receipt carries none);
+// the live part is the facts and the timeline alone.
+func TestUITimeline(t *testing.T) {
+	e := newUIEnv(t, map[string]string{"a.txt": "a\n"})
+	ctx := context.Background()
+	uiCall(t, e.admin, "rev", "write_file", `{"path":"new.txt","inline_text":"one\n"}`, "ok")
+	uiCall(t, e.admin, "rev", "read_file", `{"path":"a.txt"}`, "ok")
+	snap, err := e.admin.CreateSnapshot(ctx, "rev", "checkpoint <b>")
+	require.NoError(t, err)
+	uiCall(t, e.admin, "rev", "write_file", `{"path":"later.txt","inline_text":"two\n"}`, "ok")
+	_, err = e.admin.Rewind(ctx, "rev", api.RewindRequest{Call: 3})
+	require.NoError(t, err)
+
+	b := e.browser()
+	b.login("")
+	code, body, _ := b.do("GET", "/ui/s/rev", "", nil)
+	require.Equal(t, 200, code, body)
+	require.NotContains(t, body, "Tool calls", "history is shown once")
+	entries := regexp.MustCompile(`<li class="entry ([^"]*)" data-index="(\d+)"`).FindAllStringSubmatch(body, -1)
+	var classes []string
+	for _, m := range entries {
+		classes = append(classes, m[1])
+	}
+	require.Equal(t, []string{
+		"kind-session op-rewind changed",
+		"kind-call op-write_file changed",
+		"kind-session op-snapshot",
+		"kind-call op-read_file",
+		"kind-call op-write_file changed",
+	}, classes, "newest first")
+	buttons := regexp.MustCompile(`data-key="(\w+)" data-value="(\w+)">([^<]*)</button>`).FindAllStringSubmatch(body, -1)
+	var offered []string
+	for _, m := range buttons {
+		offered = append(offered, m[1]+"="+m[2]+": "+m[3])
+	}
+	require.Equal(t, []string{
+		"seq=3: Undo this rewind (back to @3)",
+		"call=3: Rewind to before #3",
+		"snapshot=" + snap.ID + ": Rewind to snapshot " + snap.ID[:12],
+		"call=1: Rewind to before #1",
+	}, offered, "no rewind for the read-only call")
+	require.Contains(t, body, `<span class="label">checkpoint &lt;b&gt;</span>`)
+	require.Contains(t, body, `<button type="button" class="copy" data-copy="`+snap.ID+`"`)
+	require.Regexp(t, `<time datetime="[^"]+" title="[^"]+ UTC">(just now|\d+ s ago)</time>`, body)
+
+	// The first call's step: its diff from the log.
+	m := regexp.MustCompile(`<li class="entry kind-call op-write_file changed" data-index="(\d+)" data-call="1">\s*<div class="head"><a class="entry-link" href="([^"]+)"`).FindStringSubmatch(body)
+	require.NotNil(t, m)
+	href := strings.ReplaceAll(m[2], "&amp;", "&")
+	require.Equal(t, "/ui/s/rev?e="+m[1]+"&at=0", href)
+	_, body, _ = b.do("GET", href, "", nil)
+	require.Contains(t, body, "Call #1 write_file (ok)")
+	require.Contains(t, body, `data-path="new.txt"`)
+	require.Contains(t, body, `<tr class="add">`)
+	require.Contains(t, body, "Parameters")
+	require.Contains(t, body, `aria-current="page"`, "the step shown is marked in the timeline")
+	// A link whose step moved is not shown in its place.
+	_, body, _ = b.do("GET", "/ui/s/rev?e="+m[1]+"&at=3", "", nil)
+	require.Contains(t, body, "the history moved on")
+
+	// The live part: facts and timeline, no diff, for the cookie only.
+	code, body, _ = b.do("GET", "/ui/s/rev/live", "", nil)
+	require.Equal(t, 200, code, body)
+	require.Contains(t, body, `<dl class="facts" id="facts" data-seq="`)
+	require.Contains(t, body, `<div id="timeline-body">`)
+	require.NotContains(t, body, `id="diff"`)
+	code, _, _ = e.browser().do("GET", e.srv.URL+"/ui/s/rev/live", "", nil)
+	require.Equal(t, http.StatusUnauthorized, code)
+}
+
+// TestUIEventsByCookie: the page's event stream (EventSource sends the
+// cookie, Sec-Fetch-Site same-origin and no CSRF header) is served to
+// the page itself and refused to a request from another site.
+func TestUIEventsByCookie(t *testing.T) {
+	e := newUIEnv(t, map[string]string{"a.txt": "a\n"})
+	b := e.browser()
+	b.login("")
+	for _, tc := range []struct {
+		site string
+		want int
+	}{{"same-origin", 200}, {"same-site", 403}, {"cross-site", 403}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		req, err := http.NewRequestWithContext(ctx, "GET", b.origin+"/v1/sessions/rev/events", nil)
+		require.NoError(t, err)
+		req.Header.Set("Sec-Fetch-Site", tc.site)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := b.hc.Do(req)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, resp.StatusCode, tc.site)
+		if tc.want == 200 {
+			require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+			go func() { // a change arrives as an event
+				uiCall(t, e.admin, "rev", "write_file", `{"path":"b.txt","inline_text":"b\n"}`, "ok")
+			}()
+			buf := make([]byte, 0, 4096)
+			for !strings.Contains(string(buf), "event: change") {
+				n, err := resp.Body.Read(buf[len(buf):cap(buf)])
+				require.NoError(t, err, "read so far: %s", buf)
+				buf = buf[:len(buf)+n]
+			}
+		}
+		resp.Body.Close()
+		cancel()
+	}
+}
+
+// TestUITimelineBounded: a session with more steps than the timeline
+// lists shows the latest, newest first, with a link to the earlier ones.
+func TestUITimelineBounded(t *testing.T) {
+	e := newUIEnv(t, map[string]string{"a.txt": "a\n"})
+	const n = 450
+	for i := 1; i <= n; i++ {
+		uiCall(t, e.admin, "rev", "write_file", fmt.Sprintf(`{"path":"f%d.txt","inline_text":"%d\n"}`, i%7, i), "ok")
+	}
+	b := e.browser()
+	b.login("")
+	calls := regexp.MustCompile(`data-call="(\d+)"`)
+	first := func(body string) (string, string, int) {
+		m := calls.FindAllStringSubmatch(body, -1)
+		require.NotEmpty(t, m)
+		return m[0][1], m[len(m)-1][1], len(m)
+	}
+	_, body, _ := b.do("GET", "/ui/s/rev", "", nil)
+	newest, oldest, count := first(body)
+	require.Equal(t, []any{"450", "251", 200}, []any{newest, oldest, count})
+	require.Contains(t, body, "the latest 200 of 450 steps")
+	require.Contains(t, body, `<a href="/ui/s/rev?before=250">earlier steps</a>`)
+	_, body, _ = b.do("GET", "/ui/s/rev?before=250", "", nil)
+	newest, oldest, count = first(body)
+	require.Equal(t, []any{"250", "51", 200}, []any{newest, oldest, count})
+	require.Contains(t, body, "steps 51 to 250 of 450")
+	require.Contains(t, body, `<a href="/ui/s/rev">later steps</a>`)
+	require.Contains(t, body, `<a href="/ui/s/rev?before=50">earlier steps</a>`)
+	_, body, _ = b.do("GET", "/ui/s/rev?before=50", "", nil)
+	newest, oldest, count = first(body)
+	require.Equal(t, []any{"50", "1", 50}, []any{newest, oldest, count})
+	require.Contains(t, body, `<a href="/ui/s/rev?before=250">later steps</a>`)
+}
+
+// uiCall runs a tool and requires its status.
+func uiCall(t testing.TB, c *client.Client, session, tool, params, status string) {
+	t.Helper()
+	r, err := c.CallTool(context.Background(), session, tool, json.RawMessage(params))
+	require.NoError(t, err)
+	require.Equal(t, status, r.Status, "%s %s: %s", tool, params, r.JSON)
+}
+
+// TestUIPageCost measures, when $VFSD_UI_BENCH is set, what the session
+// page costs on a session with thousands of calls: the page (its latest
+// 200 steps and the whole session's diff), its live part (what each live
+// update fetches), against reading the whole history through the log
+// route — what a timeline without a bound would have to read before
+// drawing anything. Rounds are interleaved, so a busy machine weighs on
+// all alike; the medians and their ratios are logged:
+//
+//	VFSD_UI_BENCH=1 go test ./httpapi/ -run TestUIPageCost -v -count 1
+func TestUIPageCost(t *testing.T) {
+	if os.Getenv("VFSD_UI_BENCH") == "" {
+		t.Skip("set VFSD_UI_BENCH=1 to measure")
+	}
+	calls := 3000
+	if n, err := strconv.Atoi(os.Getenv("VFSD_UI_BENCH_CALLS")); err == nil && n > 0 {
+		calls = n
+	}
+	e := newUIEnv(t, map[string]string{"a.txt": "a\n"})
+	for i := 1; i <= calls; i++ {
+		uiCall(t, e.admin, "rev", "write_file", fmt.Sprintf(`{"path":"d%d/f%d.txt","inline_text":"%d\n"}`, i%10, i%50, i), "ok")
+	}
+	b := e.browser()
+	b.login("")
+	ctx := context.Background()
+	const rounds = 21
+	var page, live, whole []time.Duration
+	var pageBytes int
+	for range rounds {
+		start := time.Now()
+		code, body, _ := b.do("GET", "/ui/s/rev", "", nil)
+		page = append(page, time.Since(start))
+		require.Equal(t, 200, code)
+		pageBytes = len(body)
+		start = time.Now()
+		code, _, _ = b.do("GET", "/ui/s/rev/live", "", nil)
+		live = append(live, time.Since(start))
+		require.Equal(t, 200, code)
+		start = time.Now()
+		n := 0
+		for off := 0; ; {
+			l, err := e.admin.Log(ctx, "rev", client.LogOptions{Offset: off})
+			require.NoError(t, err)
+			n += len(l.Entries)
+			if l.Next == 0 {
+				break
+			}
+			off = l.Next
+		}
+		whole = append(whole, time.Since(start))
+		require.GreaterOrEqual(t, n, calls)
+	}
+	med := func(ds []time.Duration) time.Duration { slices.Sort(ds); return ds[len(ds)/2] }
+	mp, ml, mw := med(page), med(live), med(whole)
+	t.Logf("session page with %d calls, %d interleaved rounds, medians: page %v (%d KiB), live part %v, the whole log read %v; page/whole-log %.2f, live/whole-log %.2f",
+		calls, rounds, mp.Round(time.Microsecond), pageBytes>>10, ml.Round(time.Microsecond), mw.Round(time.Microsecond),
+		float64(mp)/float64(mw), float64(ml)/float64(mw))
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -335,7 +336,7 @@ func (p *page) screenshot(name string) {
 	var shot struct {
 		Data string `json:"data"`
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := p.b.call(ctx, p.session, "Page.captureScreenshot", map[string]any{"format": "png", "captureBeyondViewport": true}, &shot); err != nil {
 		p.t.Logf("screenshot %s: %v", name, err)
@@ -346,4 +347,99 @@ func (p *page) screenshot(name string) {
 	p.nshot++
 	path := filepath.Join(p.shots, fmt.Sprintf("%02d-%s.png", p.nshot, name))
 	require.NoError(p.t, os.WriteFile(path, png, 0o644))
+}
+
+// setWidth lays the page out at width CSS pixels (its height stays).
+func (p *page) setWidth(width int) {
+	p.t.Helper()
+	require.NoError(p.t, p.b.call(p.ctx, p.session, "Emulation.setDeviceMetricsOverride",
+		map[string]any{"width": width, "height": 1000, "deviceScaleFactor": 1, "mobile": false}, nil))
+}
+
+// setColorScheme emulates prefers-color-scheme ("light" or "dark").
+func (p *page) setColorScheme(scheme string) {
+	p.t.Helper()
+	require.NoError(p.t, p.b.call(p.ctx, p.session, "Emulation.setEmulatedMedia",
+		map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": scheme}}}, nil))
+}
+
+// press types one key, as the keyboard would: key is a KeyboardEvent
+// key ("j", "?", "Escape", "Tab").
+func (p *page) press(key string) {
+	p.t.Helper()
+	// Keys go to the focused tab: this one.
+	require.NoError(p.t, p.b.call(p.ctx, p.session, "Page.bringToFront", nil, nil))
+	codes := map[string]int{"Escape": 27, "Tab": 9, "Enter": 13}
+	ev := map[string]any{"key": key}
+	if c, ok := codes[key]; ok {
+		ev["windowsVirtualKeyCode"], ev["code"] = c, key
+		if key == "Enter" {
+			ev["text"] = "\r"
+		}
+	} else {
+		ev["text"] = key
+		if r := []rune(key); len(r) == 1 && r[0] >= 'a' && r[0] <= 'z' {
+			ev["windowsVirtualKeyCode"], ev["code"] = int(r[0]-'a'+'A'), "Key"+strings.ToUpper(key)
+		}
+	}
+	for _, typ := range []string{"keyDown", "keyUp"} {
+		ev["type"] = typ
+		require.NoError(p.t, p.b.call(p.ctx, p.session, "Input.dispatchKeyEvent", ev, nil))
+	}
+}
+
+// axeViolation is one rule axe-core found broken.
+type axeViolation struct {
+	ID     string   `json:"id"`
+	Impact string   `json:"impact"`
+	Help   string   `json:"help"`
+	Nodes  []string `json:"nodes"`
+}
+
+// axe runs axe-core (the source of its axe.min.js) over the page as it
+// is now. The script goes into an isolated world of the page's frame
+// through the DevTools protocol: the page's own scripts and its CSP never
+// see it, and nothing is added to the page.
+func (p *page) axe(src string) []axeViolation {
+	p.t.Helper()
+	var tree struct {
+		FrameTree struct {
+			Frame struct {
+				ID string `json:"id"`
+			} `json:"frame"`
+		} `json:"frameTree"`
+	}
+	require.NoError(p.t, p.b.call(p.ctx, p.session, "Page.getFrameTree", nil, &tree))
+	var world struct {
+		ContextID int `json:"executionContextId"`
+	}
+	require.NoError(p.t, p.b.call(p.ctx, p.session, "Page.createIsolatedWorld",
+		map[string]any{"frameId": tree.FrameTree.Frame.ID, "worldName": "axe"}, &world))
+	eval := func(expr string, out any) {
+		var res struct {
+			Result struct {
+				Value json.RawMessage `json:"value"`
+			} `json:"result"`
+			Exception *struct {
+				Text      string `json:"text"`
+				Exception struct {
+					Description string `json:"description"`
+				} `json:"exception"`
+			} `json:"exceptionDetails"`
+		}
+		require.NoError(p.t, p.b.call(p.ctx, p.session, "Runtime.evaluate",
+			map[string]any{"expression": expr, "contextId": world.ContextID, "returnByValue": true, "awaitPromise": true}, &res))
+		if res.Exception != nil {
+			p.t.Fatalf("axe: %s %s", res.Exception.Text, res.Exception.Exception.Description)
+		}
+		if out != nil {
+			require.NoError(p.t, json.Unmarshal(res.Result.Value, out))
+		}
+	}
+	eval(src, nil)
+	var out []axeViolation
+	eval(`axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations.map(v => ({
+		id: v.id, impact: v.impact || "", help: v.help,
+		nodes: v.nodes.slice(0, 5).map(n => n.target.join(" ") + ": " + (n.failureSummary || "").replace(/\s+/g, " "))})))`, &out)
+	return out
 }

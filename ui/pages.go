@@ -21,8 +21,15 @@ import (
 // client for the request's viewer), so a session's reviewer sees exactly
 // what its token reaches.
 
-// maxCalls is how many of a session's latest calls its page lists.
-const maxCalls = 200
+// maxEntries is how many steps of a session's history its timeline
+// lists at once (the latest, or a page of earlier ones).
+const maxEntries = 200
+
+// maxEntryPaths is how many of a step's paths the timeline names.
+const maxEntryPaths = 5
+
+// maxFiles bounds the files of one page's diff.
+const maxFiles = 2000
 
 // maxRows bounds the side-by-side rows of one page's diff.
 const maxRows = 20000
@@ -140,8 +147,8 @@ func (s *Server) handleSessions(w http.ResponseWriter, r *http.Request) error {
 }
 
 func sessionRow(s api.Session) SessionRow {
-	row := SessionRow{ID: s.ID, Contract: s.Contract, CreatedAt: s.CreatedAt, ExpiresAt: s.ExpiresAt,
-		Bytes: s.Bytes, Files: s.Files, Calls: s.Calls, Dirty: s.Dirty}
+	row := SessionRow{ID: s.ID, Label: s.Label, Contract: s.Contract, CreatedAt: s.CreatedAt, ExpiresAt: s.ExpiresAt,
+		Bytes: s.Bytes, Files: s.Files, Calls: s.Calls, Dirty: s.Dirty, Seq: s.Seq}
 	for _, m := range s.Mounts {
 		mp := m.MountPath
 		if mp == "" {
@@ -149,71 +156,348 @@ func sessionRow(s api.Session) SessionRow {
 		}
 		row.Folders = append(row.Folders, m.HostPath+" → "+mp)
 	}
+	for _, f := range s.FuseMounts {
+		b := f.Backend
+		if b == "" {
+			b = "fuse"
+		}
+		row.Mounted = append(row.Mounted, f.Dir+" ("+b+")")
+	}
 	return row
 }
 
-// handleSession is a session's page: its facts, timeline, a diff and
-// the buttons.
+// handleSession is a session's page: its facts, the buttons, its
+// timeline and a diff — the whole session's (the default), a step's
+// (?e=INDEX&at=SEQ_BEFORE, the log's entry), a snapshot's (?snap=ID) or
+// a call's (?call=N, from its receipt).
 func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) error {
 	viewer := s.viewer(w, r)
 	if viewer == nil {
 		return nil
 	}
-	c, ctx, id := s.client(r), r.Context(), r.PathValue("id")
-	sess, err := c.Session(ctx, id)
+	v, err := s.sessionView(r, viewer, true)
 	if err != nil {
 		return err
 	}
-	v := &SessionView{Common: s.common(r, "Session "+sess.ID), Row: sessionRow(*sess),
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	return RenderSession(w, v)
+}
+
+// handleLive is the part of a session's page that live updates replace
+// (its facts and timeline), for the page's script to swap in when the
+// session's event stream says it changed.
+func (s *Server) handleLive(w http.ResponseWriter, r *http.Request) error {
+	viewer := ViewerFrom(r.Context())
+	if viewer == nil {
+		return apiErr(api.CodeUnauthorized, "not signed in to the review page; reload it")
+	}
+	v, err := s.sessionView(r, viewer, false)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	return RenderLive(w, v)
+}
+
+// sessionView gathers a session's page; withDiff adds the diff shown.
+func (s *Server) sessionView(r *http.Request, viewer *Viewer, withDiff bool) (*SessionView, error) {
+	c, ctx, id := s.client(r), r.Context(), r.PathValue("id")
+	sess, err := c.Session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	q := r.URL.Query()
+	v := &SessionView{Common: s.common(r, "Session "+ShortID(sess.ID)), Row: sessionRow(*sess),
 		Import: sess.ImportSnapshot, Base: sess.Base,
 		CanApply:  viewer.Admin() && sess.ImportSnapshot != "" && len(sess.Mounts) > 0,
 		CanRewind: true,
-		CanRebase: sess.ImportSnapshot != "",
+		CanRebase: viewer.Admin() && sess.ImportSnapshot != "" && len(sess.Mounts) > 0,
+		Query:     r.URL.RawQuery,
 	}
-	q := r.URL.Query()
+	if sess.Label != "" {
+		v.Title += " · " + sess.Label
+	}
 	selCall, _ := strconv.ParseUint(q.Get("call"), 10, 64)
 	selSnap := q.Get("snap")
+	selIndex, selAt := -1, uint64(0)
+	if e, err := strconv.Atoi(q.Get("e")); err == nil && e >= 0 {
+		selIndex = e
+		selAt, _ = strconv.ParseUint(q.Get("at"), 10, 64)
+	}
+	before, _ := strconv.Atoi(q.Get("before"))
 
-	// The timeline: the latest calls, newest first.
-	since := uint64(0)
-	if sess.Calls > maxCalls {
-		since = sess.Calls - maxCalls
-		v.CallsNote = fmt.Sprintf("the latest %d of %d calls", maxCalls, sess.Calls)
+	snaps, snapErr := c.SessionSnapshots(ctx, id)
+	labels := map[string]string{}
+	for _, sn := range snaps {
+		labels[sn.ID] = sn.Label
 	}
-	calls, err := c.Calls(ctx, id, since, maxCalls)
-	if err != nil {
-		v.CallsNote = "the call log: " + apiError(err).Message
-		calls = &api.CallList{}
-	}
-	for i := len(calls.Calls) - 1; i >= 0; i-- {
-		cl := calls.Calls[i]
-		v.Calls = append(v.Calls, CallRow{N: cl.N, Time: cl.Time, Tool: cl.Tool, Status: cl.Status,
-			IsError: cl.IsError, Summary: cl.Summary, Changed: cl.Seq != cl.SeqBefore, Selected: cl.N == selCall})
-	}
-	v.HasLog = true
-	v.Log, v.LogError = s.log(r, c, id)
-	snaps, err := c.SessionSnapshots(ctx, id)
-	if err == nil {
-		for _, sn := range snaps {
-			v.Snapshots = append(v.Snapshots, SnapRow{ID: sn.ID, Label: sn.Label, CreatedAt: sn.CreatedAt,
-				Files: sn.Files, Bytes: sn.Bytes, Selected: selSnap != "" && strings.HasPrefix(sn.ID, selSnap)})
+	s.timeline(r, c, v, sess, before, labels)
+	for i := range v.Timeline {
+		e := &v.Timeline[i]
+		switch {
+		case selIndex >= 0:
+			e.Selected = e.Index == selIndex
+		case selSnap != "":
+			e.Selected = e.Op == "snapshot" && strings.HasPrefix(e.Snapshot, selSnap)
+		case selCall != 0:
+			e.Selected = e.Call == selCall
 		}
 	}
-
+	if !withDiff {
+		return v, nil
+	}
 	switch {
+	case selIndex >= 0:
+		v.Diff = s.stepDiff(r, c, id, selIndex, selAt)
 	case selCall != 0:
 		v.Diff = s.callDiff(r, c, id, selCall)
 	case selSnap != "":
-		v.Diff = s.snapshotDiff(r, c, id, selSnap, snaps)
+		if snapErr != nil {
+			v.Diff = DiffView{Title: "Snapshot " + selSnap, Error: apiError(snapErr).Message}
+		} else {
+			v.Diff = s.snapshotDiff(r, c, id, selSnap, snaps)
+		}
 	default:
-		from, what := "import", "The whole session against its import"
+		v.WholeSelected = true
+		from, what := "import", "Everything the session changed, against its import"
 		if sess.ImportSnapshot == "" {
-			from, what = "base", "The whole session against its start"
+			from, what = "base", "Everything the session changed, against its start"
 		}
 		v.Diff = s.diff(r, c, id, from, "live", what)
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	return RenderSession(w, v)
+	v.Diff.Tree = fileTree(v.Diff.Files)
+	return v, nil
+}
+
+// timeline reads a window of the session's history into v: the latest
+// maxEntries steps, or (before > 0) the maxEntries before the before-th.
+// The log lists oldest first from an offset and has no "latest" query: a
+// session's steps are at least its calls, so the window starts at the
+// calls' count less maxEntries, and a second read settles it when more
+// steps (mount runs, snapshots) came after.
+func (s *Server) timeline(r *http.Request, c *client.Client, v *SessionView, sess *api.Session, before int, labels map[string]string) {
+	ctx, id := r.Context(), sess.ID
+	var (
+		page *api.Log
+		off  int
+		err  error
+	)
+	if before > 0 {
+		off = max(0, before-maxEntries)
+		page, err = c.Log(ctx, id, client.LogOptions{Offset: off, Limit: before - off})
+	} else {
+		off = max(0, int(sess.Calls)-maxEntries)
+		page, err = c.Log(ctx, id, client.LogOptions{Offset: off})
+		if err == nil && (page.Next != 0 || (off > 0 && len(page.Entries) < maxEntries && page.Total > len(page.Entries))) {
+			off = max(0, page.Total-maxEntries)
+			page, err = c.Log(ctx, id, client.LogOptions{Offset: off, Limit: maxEntries})
+		}
+	}
+	if err != nil {
+		v.LogError = "the history: " + apiError(err).Message
+		return
+	}
+	entries := page.Entries
+	if len(entries) > maxEntries {
+		off += len(entries) - maxEntries
+		entries = entries[len(entries)-maxEntries:]
+	}
+	end := off + len(entries)
+	base := "/ui/s/" + url.PathEscape(id)
+	if off > 0 {
+		v.Earlier = base + "?before=" + strconv.Itoa(off)
+	}
+	if end < page.Total {
+		v.Later = base
+		if end+maxEntries < page.Total {
+			v.Later += "?before=" + strconv.Itoa(end+maxEntries)
+		}
+		v.Note = fmt.Sprintf("steps %d to %d of %d", off+1, end, page.Total)
+	} else if off > 0 {
+		v.Note = fmt.Sprintf("the latest %d of %d steps", len(entries), page.Total)
+	}
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entry(entries[i], off+i, page, labels)
+		e.Href = base + e.Href
+		if len(e.Paths) > maxEntryPaths {
+			e.PathsMore += len(e.Paths) - maxEntryPaths
+			e.Paths = e.Paths[:maxEntryPaths]
+		}
+		v.Timeline = append(v.Timeline, e)
+	}
+}
+
+// entry is one log entry as the timeline shows it, with the rewind it
+// offers: only where the rewind changes something — to before a step that
+// changed the session (within the history kept), to a snapshot the
+// session has moved on from.
+func entry(le api.LogEntry, index int, page *api.Log, labels map[string]string) Entry {
+	e := Entry{Index: index, Kind: le.Kind, Op: le.Tool, Source: le.Source, Time: le.Time, Status: le.Status,
+		IsError: le.IsError, Summary: le.Summary, Paths: le.Paths, PathsMore: le.PathsMore,
+		SeqBefore: le.SeqBefore, Seq: le.Seq, Call: le.Call, Snapshot: le.Snapshot, Label: labels[le.Snapshot],
+		Changed: le.Seq > le.SeqBefore && le.Tool != "snapshot"}
+	// A call's summary may go on with its diff: the timeline shows its
+	// first line (the step's page shows the rest).
+	e.Summary, _, _ = strings.Cut(e.Summary, "\n")
+	e.Href = fmt.Sprintf("?e=%d&at=%d", index, le.SeqBefore)
+	inHistory := le.SeqBefore >= page.HistoryStart
+	switch {
+	case le.Kind == api.LogCall:
+		e.Title = fmt.Sprintf("#%d %s", le.Call, le.Tool)
+	case le.Kind == api.LogMount:
+		e.Title = "changes through " + le.Source
+		e.Summary = fmt.Sprintf("%d change(s)", le.Events)
+	case le.Tool == "snapshot":
+		e.Title = "snapshot"
+		e.Summary = ""
+		e.Href = "?snap=" + url.QueryEscape(le.Snapshot)
+	case le.Tool == "restore":
+		e.Title = "restored a snapshot"
+		e.Summary, e.Paths, e.PathsMore = "", nil, 0 // "." : all of it
+	case le.Tool == "rewind":
+		e.Title = "rewind"
+		e.Paths, e.PathsMore = nil, 0
+	default:
+		e.Title = "changes outside tool calls"
+		e.Summary = fmt.Sprintf("%d change(s): a rebase, a reset's set-up, …", le.Events)
+	}
+	switch {
+	case le.Tool == "snapshot" && le.Snapshot != "" && le.Seq != page.Seq:
+		e.RewindKey, e.RewindValue, e.RewindText = "snapshot", le.Snapshot, "Rewind to snapshot "+ShortID(le.Snapshot)
+	case !e.Changed || !inHistory:
+	case le.Tool == "rewind":
+		e.RewindKey, e.RewindValue, e.RewindText = "seq", strconv.FormatUint(le.SeqBefore, 10), fmt.Sprintf("Undo this rewind (back to @%d)", le.SeqBefore)
+	case le.Kind == api.LogCall:
+		e.RewindKey, e.RewindValue, e.RewindText = "call", strconv.FormatUint(le.Call, 10), fmt.Sprintf("Rewind to before #%d", le.Call)
+	default:
+		e.RewindKey, e.RewindValue, e.RewindText = "seq", strconv.FormatUint(le.SeqBefore, 10), fmt.Sprintf("Rewind to before this (@%d)", le.SeqBefore)
+	}
+	return e
+}
+
+// stepDiff is one step of the history: the session before it against
+// the session after it (the log's diff of the entry), with a call's
+// parameters and result. at is the step's position before it, which the
+// link was made with: the log's offsets move when its oldest calls are
+// dropped, and a step that is no longer there is not shown in its place.
+func (s *Server) stepDiff(r *http.Request, c *client.Client, id string, index int, at uint64) DiffView {
+	v := DiffView{Title: "Step " + strconv.Itoa(index+1)}
+	page, err := c.Log(r.Context(), id, client.LogOptions{Offset: index, Limit: 1, Patch: true})
+	if err != nil {
+		v.Error = apiError(err).Message
+		return v
+	}
+	if len(page.Entries) == 0 || page.Entries[0].SeqBefore != at {
+		v.Error = "the history moved on since this link was made (its oldest calls were dropped): pick the step again in the timeline"
+		return v
+	}
+	le := page.Entries[0]
+	e := entry(le, index, page, nil)
+	v.Title = e.Title
+	if le.Kind == api.LogCall {
+		v.Title = fmt.Sprintf("Call %s (%s)", e.Title, le.Status)
+		call := s.callDiff(r, c, id, le.Call)
+		v.Params, v.Result = call.Params, call.Result
+	}
+	switch {
+	case le.SeqBefore < page.HistoryStart:
+		v.Summary = fmt.Sprintf("This step is older than the history the session keeps (from @%d): its changes cannot be shown.", page.HistoryStart)
+		return v
+	case le.Seq <= le.SeqBefore:
+		v.Summary = "This step changed nothing."
+		return v
+	}
+	v.Summary = fmt.Sprintf("@%d → @%d: %d path(s) changed", le.SeqBefore, le.Seq, len(le.Paths)+le.PathsMore)
+	if le.DiffTruncated {
+		v.Summary += "; the diff is cut at 256 KiB (vfsd log -p shows the same)"
+	}
+	rows := 0
+	for _, fd := range ParseUnified(le.Diff) {
+		f := fileOf(fd)
+		if rows >= maxRows {
+			f.Rows = nil
+			f.Notes = append(f.Notes, "diff not shown: the page already shows its limit of lines; see vfsd log -p")
+		}
+		rows += len(f.Rows)
+		v.add(f)
+	}
+	if len(v.Files) == 0 {
+		for _, p := range le.Paths {
+			v.add(FileView{Path: p, Change: "changed", Notes: []string{"no text diff (binary, a folder, metadata, or content the history does not hold)"}})
+		}
+	}
+	return v
+}
+
+// fileOf is one file of a parsed unified diff.
+func fileOf(fd FileDiff) FileView {
+	path := fd.NewPath
+	if path == "" {
+		path = fd.OldPath
+	}
+	change := "modified"
+	switch {
+	case fd.OldPath == "" && fd.NewPath != "":
+		change = "added"
+	case fd.NewPath == "" && fd.OldPath != "":
+		change = "deleted"
+	}
+	return FileView{Path: path, Change: change, Kind: "file", Rows: fd.Rows, Added: fd.Added, Delete: fd.Deleted}
+}
+
+// add appends a file to the diff, up to maxFiles (past it, More counts
+// them), giving it its anchor.
+func (v *DiffView) add(f FileView) {
+	if len(v.Files) >= maxFiles {
+		v.More++
+		return
+	}
+	f.Anchor = "f-" + strconv.Itoa(len(v.Files)+1)
+	v.Files = append(v.Files, f)
+}
+
+// fileTree arranges a diff's files by folder, a folder holding one folder
+// only shown as one ("src/pkg/").
+func fileTree(files []FileView) []*TreeNode {
+	root := &TreeNode{}
+	for i := range files {
+		n := root
+		parts := strings.Split(strings.Trim(files[i].Path, "/"), "/")
+		for _, dir := range parts[:len(parts)-1] {
+			var next *TreeNode
+			for _, ch := range n.Children {
+				if ch.File == nil && ch.Name == dir+"/" {
+					next = ch
+					break
+				}
+			}
+			if next == nil {
+				next = &TreeNode{Name: dir + "/"}
+				n.Children = append(n.Children, next)
+			}
+			n = next
+		}
+		n.Children = append(n.Children, &TreeNode{Name: parts[len(parts)-1], File: &files[i]})
+	}
+	var squash func(n *TreeNode)
+	squash = func(n *TreeNode) {
+		for _, ch := range n.Children {
+			for ch.File == nil && len(ch.Children) == 1 && ch.Children[0].File == nil {
+				ch.Name += ch.Children[0].Name
+				ch.Children = ch.Children[0].Children
+			}
+			squash(ch)
+		}
+		sort.SliceStable(n.Children, func(i, j int) bool {
+			a, b := n.Children[i], n.Children[j]
+			if (a.File == nil) != (b.File == nil) {
+				return a.File == nil // folders first
+			}
+			return a.Name < b.Name
+		})
+	}
+	squash(root)
+	return root.Children
 }
 
 // diff renders a session diff.
@@ -239,7 +523,7 @@ func (s *Server) diff(r *http.Request, c *client.Client, id, from, to, title str
 		} else if e.Text != "" {
 			f.Notes = append(f.Notes, "diff not shown: the page already shows its limit of lines; see vfsd snapshot diff")
 		}
-		v.Files = append(v.Files, f)
+		v.add(f)
 	}
 	return v
 }
@@ -293,7 +577,7 @@ func (s *Server) snapshotDiff(r *http.Request, c *client.Client, id, ref string,
 	if snap == nil {
 		return DiffView{Title: "Snapshot " + ref, Error: "no snapshot " + ref + " of this session"}
 	}
-	title := "Snapshot " + shortID(snap.ID)
+	title := "Snapshot " + ShortID(snap.ID)
 	if snap.Label != "" {
 		title += " (" + snap.Label + ")"
 	}
@@ -304,13 +588,6 @@ func (s *Server) snapshotDiff(r *http.Request, c *client.Client, id, ref string,
 		}
 	}
 	return s.diff(r, c, id, "base", snap.ID, title+" against the session's start")
-}
-
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }
 
 // callDiff is a tool call: the diffs its result carries (edit_file's,
@@ -338,18 +615,7 @@ func (s *Server) callDiff(r *http.Request, c *client.Client, id string, n uint64
 	v.Params, v.Result = pretty(params), pretty(result)
 	for _, t := range diffsIn(result) {
 		for _, fd := range ParseUnified(t) {
-			path := fd.NewPath
-			if path == "" {
-				path = fd.OldPath
-			}
-			change := "modified"
-			switch {
-			case fd.OldPath == "" && fd.NewPath != "":
-				change = "added"
-			case fd.NewPath == "" && fd.OldPath != "":
-				change = "deleted"
-			}
-			v.Files = append(v.Files, FileView{Path: path, Change: change, Kind: "file", Rows: fd.Rows, Added: fd.Added, Delete: fd.Deleted})
+			v.add(fileOf(fd))
 		}
 	}
 	switch {
@@ -438,34 +704,4 @@ func readBlob(r *http.Request, c *client.Client, ref string) ([]byte, error) {
 	}
 	defer rc.Close()
 	return io.ReadAll(io.LimitReader(rc, maxBlobBytes))
-}
-
-// log reads the first page of the session's history into rows, newest
-// first, at most maxCalls.
-func (s *Server) log(r *http.Request, c *client.Client, id string) ([]LogRow, string) {
-	page, err := c.Log(r.Context(), id, client.LogOptions{})
-	if err != nil {
-		return nil, apiError(err).Message
-	}
-	var rows []LogRow
-	for i := len(page.Entries) - 1; i >= 0 && len(rows) < maxCalls; i-- {
-		e := page.Entries[i]
-		row := LogRow{Time: e.Time.Format(time.RFC3339Nano), What: firstOf(e.Tool, e.Source, e.Kind),
-			Status: e.Status, Summary: e.Summary, Paths: e.Paths}
-		if e.Call != 0 {
-			row.Ref = strconv.FormatUint(e.Call, 10)
-		}
-		rows = append(rows, row)
-	}
-	return rows, ""
-}
-
-// firstOf returns the first of ss that is not "".
-func firstOf(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

@@ -107,6 +107,7 @@ func (s *Server) Routes() []Route {
 		page("POST /ui/logout", s.handleLogout),
 		page("GET /ui/{$}", s.handleSessions),
 		page("GET /ui/s/{id}", s.handleSession),
+		page("GET /ui/s/{id}/live", s.handleLive),
 	}
 }
 

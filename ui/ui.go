@@ -1,11 +1,13 @@
 // Package ui renders vfsd's review page (served by the daemon at /ui/):
-// the session list, a session's timeline, side-by-side diffs and the
-// buttons that act on a session. Pages are rendered on the server with
-// html/template (every file name and line of content is escaped as text);
-// the page's only script is static/app.js, embedded in the binary, which
-// reads what it needs from data- attributes and calls the HTTP API. No
-// inline script or style, no external resource: the Content-Security-Policy
-// (CSP) forbids them all.
+// the session list, a session's timeline (its history log), diffs (side by
+// side on wide screens, unified on narrow ones) and the buttons that act
+// on a session. Pages are rendered on the server with html/template (every
+// file name and line of content is escaped as text); the page's only
+// script is static/app.js, embedded in the binary, which reads what it
+// needs from data- attributes, calls the HTTP API, and follows the
+// session's event stream to swap in the timeline the server renders again.
+// No inline script or style, no external resource: the
+// Content-Security-Policy (CSP) forbids them all.
 package ui
 
 import (
@@ -32,15 +34,22 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 
 var tmpl = template.Must(template.New("").Funcs(template.FuncMap{
 	"bytes": HumanBytes,
-	"age":   func(t time.Time) string { return Age(time.Since(t)) },
-	"time":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
-	"short": func(id string) string {
-		if len(id) > 12 {
-			return id[:12]
-		}
-		return id
-	},
+	"ago":   func(t time.Time) string { return Ago(time.Now(), t) },
+	"time":  func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+	"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
+	"short": ShortID,
+	"add":   func(a, b int) int { return a + b },
 }).ParseFS(files, "templates/*.html"))
+
+// ShortID shortens a long hexadecimal ID (a snapshot's, a generated
+// session's) to its first 12 digits, as the CLI accepts; other IDs (a
+// name a session was given) are left whole.
+func ShortID(id string) string {
+	if len(id) > 16 && strings.Trim(strings.ToLower(id), "0123456789abcdef") == "" {
+		return id[:12]
+	}
+	return id
+}
 
 // SecurityHeaders sets the headers every UI response carries: the CSP, no
 // MIME sniffing, no framing, no referrer (a login URL carries a one-time
@@ -80,14 +89,17 @@ type SessionsView struct {
 // SessionRow is one session in the list.
 type SessionRow struct {
 	ID        string
+	Label     string
 	Contract  string
 	Folders   []string // "host_path → mount_path"
+	Mounted   []string // "DIR (backend)": where the session is mounted
 	CreatedAt time.Time
 	ExpiresAt *time.Time
 	Bytes     int64
 	Files     int64
 	Calls     uint64
 	Dirty     int
+	Seq       uint64
 }
 
 // SessionView is one session's page, /ui/s/{id}.
@@ -96,56 +108,63 @@ type SessionView struct {
 	Row SessionRow
 	// Import and Base are the snapshots the session was staged from.
 	Import, Base string
-	// Calls are its latest tool calls, newest first; CallsNote says what
-	// was left out.
-	Calls     []CallRow
-	CallsNote string
-	// Log is the history route's entries (when the daemon has it).
-	Log       []LogRow
-	HasLog    bool
-	LogError  string
-	Snapshots []SnapRow
-	// Diff is the diff shown: the session's, a call's or a snapshot's.
+	// Timeline is the session's history (GET /v1/sessions/{id}/log),
+	// newest first, at most maxEntries of it: Earlier and Later are the
+	// query strings of the pages around it ("" for none), Note says what
+	// the window holds.
+	Timeline []Entry
+	Note     string
+	Earlier  string
+	Later    string
+	// LogError is why the history could not be read.
+	LogError string
+	// WholeSelected says the diff shown is the whole session's (the page's
+	// default), which live updates mark out of date.
+	WholeSelected bool
+	// Query is the page's query string, for its live part.
+	Query string
+	// Diff is the diff shown: the session's, a step's or a snapshot's.
 	Diff DiffView
 	// CanApply, CanRewind and CanRebase say which buttons to show: apply
-	// needs the admin and host folders; rewind and rebase need the
-	// daemon's routes for them.
+	// and rebase need the admin and host folders.
 	CanApply, CanRewind, CanRebase bool
 }
 
-// CallRow is one tool call of the timeline.
-type CallRow struct {
-	N        uint64
-	Time     time.Time
-	Tool     string
-	Status   string
-	IsError  bool
-	Summary  string
-	Changed  bool // its journal position moved
+// Entry is one step of a session's timeline: a tool call, a run of
+// changes through a mount, or a session operation (snapshot, restore,
+// rewind, other changes).
+type Entry struct {
+	// Index is the entry's offset in the log; Href shows its diff.
+	Index int
+	Href  string
+	Kind  string // call, mount, session
+	// Op is what the step was: the tool of a call; snapshot, restore,
+	// rewind for those operations; "" for a mount run or other changes.
+	Op        string
+	Title     string
+	Source    string
+	Time      time.Time
+	Status    string
+	IsError   bool
+	Summary   string
+	Paths     []string
+	PathsMore int
+	SeqBefore uint64
+	Seq       uint64
+	Call      uint64
+	// Snapshot and Label are a snapshot or restore step's snapshot.
+	Snapshot string
+	Label    string
+	// Changed says the step changed the session (Seq > SeqBefore).
+	Changed  bool
 	Selected bool
+	// Rewind is what a rewind button for this step sends ("" none):
+	// RewindKey is call, seq or snapshot, RewindValue its value,
+	// RewindText the button's words.
+	RewindKey, RewindValue, RewindText string
 }
 
-// LogRow is one entry of the history route's log.
-type LogRow struct {
-	Time    string
-	What    string
-	Status  string
-	Summary string
-	Paths   []string
-	Ref     string // what rewind --to takes for it
-}
-
-// SnapRow is one snapshot of the session.
-type SnapRow struct {
-	ID        string
-	Label     string
-	CreatedAt time.Time
-	Files     int64
-	Bytes     int64
-	Selected  bool
-}
-
-// DiffView is a diff laid out side by side.
+// DiffView is a diff laid out side by side (unified on narrow screens).
 type DiffView struct {
 	// Title says what is compared ("the session against its import").
 	Title string
@@ -154,13 +173,26 @@ type DiffView struct {
 	// Summary counts the changes.
 	Summary string
 	Files   []FileView
+	// Tree is Files as a tree of folders, for jumping to a file.
+	Tree []*TreeNode
+	// More counts the files not shown (past maxFiles).
+	More int
 	// Params and Result are a call's, pretty-printed, when a call is
 	// shown.
 	Params, Result string
 }
 
+// TreeNode is a folder (Children) or a file (File) of a diff's tree.
+type TreeNode struct {
+	Name     string
+	File     *FileView
+	Children []*TreeNode
+}
+
 // FileView is one path of a diff.
 type FileView struct {
+	// Anchor is the file's id in the page: the tree's links jump to it.
+	Anchor string
 	Path   string
 	Change string // added, modified, deleted
 	Kind   string
@@ -175,6 +207,10 @@ func RenderSessions(w io.Writer, v *SessionsView) error { return render(w, "sess
 
 // RenderSession writes a session's page.
 func RenderSession(w io.Writer, v *SessionView) error { return render(w, "session", v) }
+
+// RenderLive writes the parts of a session's page that live updates
+// replace: its facts and its timeline.
+func RenderLive(w io.Writer, v *SessionView) error { return render(w, "live", v) }
 
 // Message is a page with only a message: the login page, an error.
 type Message struct {
@@ -238,15 +274,36 @@ func HumanBytes(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-// Age prints a duration as a person reads an age: 45s, 12m, 3h20m, 2d4h.
-func Age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+// Ago says when t was, seen at now, as a person says it: "just now",
+// "40 s ago", "3 min ago", "5 h ago", "2 days ago", or "in 20 h" for a
+// time to come; a date past two weeks. app.js keeps the page's times
+// fresh by the same rules (its ago).
+func Ago(now, t time.Time) string {
+	d := now.Sub(t)
+	future := d < 0
+	if future {
+		d = -d
 	}
-	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+	var s string
+	switch {
+	case d < 10*time.Second:
+		if future {
+			return "in a moment"
+		}
+		return "just now"
+	case d < time.Minute:
+		s = fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		s = fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 48*time.Hour:
+		s = fmt.Sprintf("%d h", int(d.Hours()))
+	case d < 14*24*time.Hour:
+		s = fmt.Sprintf("%d days", int(d.Hours())/24)
+	default:
+		return t.UTC().Format("2006-01-02")
+	}
+	if future {
+		return "in " + s
+	}
+	return s + " ago"
 }

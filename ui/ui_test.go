@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/vfsd/vfsd/api"
 )
 
 func text(segs []Seg) string {
@@ -136,14 +138,19 @@ func TestRenderEscapes(t *testing.T) {
 	fs := ParseUnified("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-</script><script>alert(1)</script>\n+\"><svg onload=alert(2)>\n")
 	v := &SessionView{
 		Common: Common{Title: evil, CSRF: `"><script>`, Admin: true},
-		Row:    SessionRow{ID: "s1", Folders: []string{"/h/" + evil + " → /"}, CreatedAt: time.Now()},
-		Calls:  []CallRow{{N: 1, Tool: evil, Status: "ok", Summary: "</script>" + evil}},
-		Log:    []LogRow{{What: evil, Summary: evil, Paths: []string{evil}, Ref: `"><b>`}},
-		HasLog: true, CanRewind: true,
-		Snapshots: []SnapRow{{ID: "abc", Label: evil}},
-		Diff: DiffView{Title: evil, Error: evil, Files: []FileView{{Path: evil, Change: "modified", Kind: "file",
+		Row:    SessionRow{ID: "s1", Label: evil, Folders: []string{"/h/" + evil + " → /"}, Mounted: []string{evil}, CreatedAt: time.Now()},
+		Timeline: []Entry{
+			{Kind: "call", Title: evil, Status: "ok", Summary: "</script>" + evil, Paths: []string{evil}, Href: `javascript:alert(1)`,
+				RewindKey: "call", RewindValue: `"><b>`, RewindText: evil},
+			{Kind: "session", Op: "snapshot", Snapshot: "abc", Label: evil, Href: "/ui/s/s1?snap=abc"},
+		},
+		Earlier:   `/ui/s/s1?before=1&x="><b>`,
+		Note:      evil,
+		CanRewind: true,
+		Diff: DiffView{Title: evil, Error: evil, Files: []FileView{{Anchor: "f-1", Path: evil, Change: "modified", Kind: "file",
 			Notes: []string{evil}, Rows: fs[0].Rows}}, Params: evil, Result: "</script>"},
 	}
+	v.Diff.Tree = fileTree(v.Diff.Files)
 	var b bytes.Buffer
 	require.NoError(t, RenderSession(&b, v))
 	out := b.String()
@@ -152,16 +159,85 @@ func TestRenderEscapes(t *testing.T) {
 	}
 	require.Contains(t, out, "&lt;img src=x onerror=alert(1)&gt;")
 	require.Contains(t, out, `data-path="&lt;img src=x onerror=alert(1)&gt;"`)
+	require.NotContains(t, out, "javascript:", "a link to a script is not kept")
 	require.NotContains(t, out, "<script>", "no inline script: the CSP allows none")
 	require.Equal(t, 1, strings.Count(out, "<script "), "the one script is the embedded file")
 }
 
-func TestHumanBytesAge(t *testing.T) {
+func TestAgo(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{3 * time.Second, "just now"},
+		{40 * time.Second, "40 s ago"},
+		{3*time.Minute + 50*time.Second, "3 min ago"},
+		{5*time.Hour + 59*time.Minute, "5 h ago"},
+		{47 * time.Hour, "47 h ago"},
+		{3 * 24 * time.Hour, "3 days ago"},
+		{20 * 24 * time.Hour, "2026-11-02"},
+		{-(23*time.Hour + 59*time.Minute), "in 23 h"},
+		{-5 * time.Second, "in a moment"},
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, Ago(now, now.Add(-tc.d)), "%s", tc.d)
+	}
+}
+
+func TestShortID(t *testing.T) {
+	require.Equal(t, "9c1e0a2b3c4d", ShortID("9c1e0a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7"))
+	require.Equal(t, "review-42-a-long-name-the-user-gave", ShortID("review-42-a-long-name-the-user-gave"), "a name is kept whole")
+	require.Equal(t, "abc", ShortID("abc"))
+}
+
+func TestFileTree(t *testing.T) {
+	files := []FileView{{Path: "z.txt"}, {Path: "src/pkg/a.go"}, {Path: "src/pkg/b.go"}, {Path: "src/main.go"}, {Path: "docs/x/y/z.md"}}
+	var show func(ns []*TreeNode, indent string) string
+	show = func(ns []*TreeNode, indent string) string {
+		var b strings.Builder
+		for _, n := range ns {
+			b.WriteString(indent + n.Name + "\n")
+			if n.File != nil {
+				require.Equal(t, n.Name, n.File.Path[strings.LastIndex(n.File.Path, "/")+1:])
+			}
+			b.WriteString(show(n.Children, indent+"  "))
+		}
+		return b.String()
+	}
+	require.Equal(t, "docs/x/y/\n  z.md\nsrc/\n  pkg/\n    a.go\n    b.go\n  main.go\nz.txt\n", show(fileTree(files), ""))
+}
+
+func TestEntryRewind(t *testing.T) {
+	page := &api.Log{HistoryStart: 2, Seq: 9}
+	tests := []struct {
+		name            string
+		le              api.LogEntry
+		key, val, title string
+	}{
+		{"a call that changed the session", api.LogEntry{Kind: "call", Call: 3, Tool: "write_file", SeqBefore: 4, Seq: 5}, "call", "3", "#3 write_file"},
+		{"a call that changed nothing", api.LogEntry{Kind: "call", Call: 4, Tool: "read_file", SeqBefore: 5, Seq: 5}, "", "", "#4 read_file"},
+		{"a call older than the history kept", api.LogEntry{Kind: "call", Call: 1, Tool: "write_file", SeqBefore: 0, Seq: 1}, "", "", "#1 write_file"},
+		{"a mount's run", api.LogEntry{Kind: "mount", Source: "fuse:/m", SeqBefore: 5, Seq: 7, Events: 2}, "seq", "5", "changes through fuse:/m"},
+		{"a snapshot the session moved on from", api.LogEntry{Kind: "session", Tool: "snapshot", Snapshot: "ab12", SeqBefore: 7, Seq: 8}, "snapshot", "ab12", "snapshot"},
+		{"the latest step is a snapshot", api.LogEntry{Kind: "session", Tool: "snapshot", Snapshot: "cd34", SeqBefore: 8, Seq: 9}, "", "", "snapshot"},
+		{"a rewind", api.LogEntry{Kind: "session", Tool: "rewind", SeqBefore: 8, Seq: 9}, "seq", "8", "rewind"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := entry(tc.le, 0, page, map[string]string{"ab12": "before the refactor"})
+			require.Equal(t, tc.key, e.RewindKey)
+			require.Equal(t, tc.val, e.RewindValue)
+			require.Equal(t, tc.title, e.Title)
+			if tc.le.Snapshot == "ab12" {
+				require.Equal(t, "before the refactor", e.Label)
+			}
+		})
+	}
+}
+
+func TestHumanBytes(t *testing.T) {
 	require.Equal(t, "512 B", HumanBytes(512))
 	require.Equal(t, "1.5 KiB", HumanBytes(1536))
 	require.Equal(t, "2.0 GiB", HumanBytes(2<<30))
-	require.Equal(t, "45s", Age(45*time.Second))
-	require.Equal(t, "12m", Age(12*time.Minute))
-	require.Equal(t, "3h20m", Age(3*time.Hour+20*time.Minute))
-	require.Equal(t, "2d4h", Age(52*time.Hour))
 }
