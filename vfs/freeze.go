@@ -71,12 +71,14 @@ func (s *Session) Freeze(ctx context.Context) (*Frozen, error) {
 	}
 	crashpoint.Hit("seal-stored")
 	e.Seals = seals
+	pre := &reduced{from: f.Tree}
 	f.Tree = reduceSeal(f.Tree, e)
+	pre.to = f.Tree
 	s.mu.Lock()
 	s.frozen[f] = struct{}{}
 	var seq uint64
 	if len(e.Seals) > 0 {
-		seq, err = s.applyLocked("snapshot", e)
+		seq, err = s.applyReducedLocked("snapshot", e, pre)
 	}
 	s.mu.Unlock()
 	if err != nil {
