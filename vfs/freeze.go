@@ -167,17 +167,7 @@ func (s *Session) sealOne(ctx context.Context, rd Blob, sn *Sniffer) (Hash, int6
 		sn.r = readerOf(rd)
 		return s.opts.Blobs.Put(ctx, sn, true)
 	}
-	return fs.PutFile(ctx, fb.File(), PutFileOptions{Frozen: true, Deferred: true, Observe: sniffWriter{sn}})
-}
-
-// sniffWriter feeds a Sniffer the content written to it.
-type sniffWriter struct{ sn *Sniffer }
-
-func (w sniffWriter) Write(p []byte) (int, error) {
-	if !w.sn.binary {
-		w.sn.scan(p)
-	}
-	return len(p), nil
+	return fs.PutFile(ctx, fb.File(), PutFileOptions{Frozen: true, Deferred: true, Observe: sn})
 }
 
 // freezeUppers is Freeze's first phase, under the session lock: commit
