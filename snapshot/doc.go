@@ -8,7 +8,12 @@
 // A Store is a content-addressed object store: Put names content by its
 // hash and an object is never written again. It has two namespaces: Blobs
 // (file contents and directory manifests) and Records (snapshot records
-// and manifest packs). LocalStore keeps objects as read-only files in a
+// and manifest packs). LocalStore.PutFile stores a local file without copying it
+// where it can: a file nobody writes any more (a session's sealed upper
+// file) becomes the object by a hard link, one that may still change (an
+// overlay mount's upper file) by a clone where the filesystem shares
+// extents; either is hashed under a temporary name in the store and
+// renamed into place, so an object's bytes always match its name. LocalStore keeps objects as read-only files in a
 // directory (one process at a time, by flock); MemoryStore is for tests;
 // package s3store is the remote one.
 //

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -165,3 +166,52 @@ func localRenameNoReplace(from, to string) error {
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
 	}
 }
+
+// localFileState reads what PutFile compares before and after hashing f.
+func localFileState(f *os.File) (localState, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return localState{}, fmt.Errorf("stat %s: %w", f.Name(), err)
+	}
+	return localState{size: st.Size, mtime: unix.TimespecToNsec(st.Mtim), ctime: unix.TimespecToNsec(st.Ctim), ino: st.Ino}, nil
+}
+
+// localCrossDevice reports whether err says two paths are on different
+// filesystems (EXDEV).
+func localCrossDevice(err error) bool { return errors.Is(err, unix.EXDEV) }
+
+// localClone creates the file name (mode 0444), sharing src's extents
+// (FICLONE), and returns it open for reading and writing. It reports
+// errors.ErrUnsupported, leaving nothing behind, when the filesystem
+// cannot share extents or src is on another one.
+func localClone(src *os.File, name string) (*os.File, error) {
+	if !localCloneOK.Load() {
+		return nil, errors.ErrUnsupported
+	}
+	dst, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_CLOEXEC, 0o444)
+	if err != nil {
+		return nil, fmt.Errorf("create temporary file: %w", err)
+	}
+	err = unix.IoctlFileClone(int(dst.Fd()), int(src.Fd()))
+	if err == nil {
+		return dst, nil
+	}
+	dst.Close()
+	os.Remove(name)
+	switch {
+	case errors.Is(err, unix.EXDEV):
+		return nil, errors.ErrUnsupported
+	case errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.ENOTTY), errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
+		// This filesystem does not share extents: do not try again.
+		localCloneOK.Store(false)
+		return nil, errors.ErrUnsupported
+	}
+	return nil, fmt.Errorf("clone into %s: %w", name, err)
+}
+
+// localCloneOK is cleared once a filesystem refused FICLONE: the machine's
+// stores are then assumed not to share extents, and PutFile copies without
+// creating a temporary file in vain for every file.
+var localCloneOK atomic.Bool
+
+func init() { localCloneOK.Store(true) }

@@ -9,6 +9,7 @@ package snapshot
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -59,3 +60,18 @@ func localFdatasync(f *os.File) error { return f.Sync() }
 func localLinkFile(f *os.File, to string) error {
 	return &os.LinkError{Op: "link", Old: f.Name(), New: to, Err: errors.ErrUnsupported}
 }
+
+// localFileState reads what PutFile compares before and after hashing f.
+func localFileState(f *os.File) (localState, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return localState{}, fmt.Errorf("stat %s: %w", f.Name(), err)
+	}
+	return localState{size: fi.Size(), mtime: fi.ModTime().UnixNano()}, nil
+}
+
+// localCrossDevice is never asked outside Linux (no links, no clones).
+func localCrossDevice(err error) bool { return false }
+
+// localClone is unsupported outside Linux: PutFile copies.
+func localClone(src *os.File, name string) (*os.File, error) { return nil, errors.ErrUnsupported }

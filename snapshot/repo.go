@@ -689,3 +689,36 @@ func (b repoBlobs) BlobPath(h vfs.Hash) (string, bool) {
 	}
 	return p, true
 }
+
+// PutFile stores the content of the local file f as a blob, pinned as
+// Put's: through LocalStore.PutFile when the repository's store is local
+// (by a link when opts.Frozen, a clone, or a copy), else read and Put.
+func (b repoBlobs) PutFile(ctx context.Context, f *os.File, opts vfs.PutFileOptions) (vfs.Hash, int64, func(), error) {
+	return b.r.putFile(ctx, f, opts)
+}
+
+// putFile is repoBlobs.PutFile.
+func (r *Repo) putFile(ctx context.Context, f *os.File, opts vfs.PutFileOptions) (vfs.Hash, int64, func(), error) {
+	ls, ok := r.store.(*LocalStore)
+	if !ok {
+		fi, err := f.Stat()
+		if err != nil {
+			return vfs.Hash{}, 0, nil, fmt.Errorf("put %s: %w", f.Name(), err)
+		}
+		var rd io.Reader = vfs.NewSparseReader(f, fi.Size())
+		if opts.Observe != nil {
+			rd = io.TeeReader(rd, opts.Observe)
+		}
+		return r.put(ctx, Blobs, rd, PutOptions{Deferred: opts.Deferred})
+	}
+	r.gc.RLock()
+	defer r.gc.RUnlock()
+	res, err := ls.PutFile(ctx, Blobs, f, PutFileOptions{Frozen: opts.Frozen, Deferred: opts.Deferred, Observe: opts.Observe})
+	if err != nil {
+		return vfs.Hash{}, 0, nil, err
+	}
+	if r.remote != nil {
+		r.remote.own(res.Hash) // stored here: no longer a cache entry
+	}
+	return res.Hash, res.Size, r.pins.pin(res.Hash), nil
+}

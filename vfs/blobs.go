@@ -74,3 +74,29 @@ type notLocalError struct{ blob Hash }
 
 func (e *notLocalError) Error() string { return "blob " + e.blob.Short() + " is not local yet" }
 func (e *notLocalError) Unwrap() error { return ErrNotLocal }
+
+// FileBlobStore is implemented by blob stores that can store a local
+// file's content without copying it through the process: by taking the
+// file itself (a hard link) when nobody writes it any more, by a clone
+// where the filesystem shares extents, and by a copy only otherwise.
+// Sessions seal their upper files through it.
+type FileBlobStore interface {
+	BlobStore
+	// PutFile stores the content of f, an open regular file, and returns
+	// its hash and size; the blob is durable and pinned as Put's.
+	PutFile(ctx context.Context, f *os.File, opts PutFileOptions) (h Hash, size int64, unpin func(), err error)
+}
+
+// PutFileOptions tune FileBlobStore.PutFile.
+type PutFileOptions struct {
+	// Frozen says nobody writes the file any more, nor ever will, through
+	// any descriptor (a sealed upper file): the store may then take the
+	// file itself as the blob. It becomes read-only, and none of its names
+	// may be written, truncated or chmodded afterwards.
+	Frozen bool
+	// Deferred defers durability to the next Sync, as Put's deferred.
+	Deferred bool
+	// Observe, when set, is written the content as it is hashed, in order
+	// (holes as zeros), so that the caller can sniff it in the same pass.
+	Observe io.Writer
+}

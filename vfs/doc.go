@@ -18,7 +18,23 @@
 // file up into the session's upper directory on the first write (reflink
 // where the filesystem supports it, copy_file_range otherwise) and write in
 // place; a Commit event records each batch of such writes. Freeze, which
-// snapshots call, seals upper files into blobs.
+// snapshots call, seals upper files into blobs: a frozen upper file is never
+// written again (the next write copies up anew), so a store that can
+// (FileBlobStore, LocalStore on the same filesystem) takes the file itself
+// as the blob by a hard link, hashing it where it lands, several files at a
+// time and outside Session.mu; nothing is copied. Until the seal is
+// journaled an upper file may thus also be a blob: recovery never writes
+// or truncates such a file in place, it replaces it by a copy first.
+//
+// # Memory
+//
+// A Tree's path map holds each node packed (entry.go): 96 bytes rather than
+// Node's 184, the millisecond mirrors derived, atime and ctime as flags
+// when they equal mtime or btime, the rarer fields (upper file, symlink
+// target, device, xattrs, other times) in an extra record. TreeBuilder
+// compacts its map once built, so a tree loaded or imported in bulk keeps
+// no half-empty B-tree leaves: about 160 bytes of heap per file at 50,000
+// files.
 //
 // # POSIX metadata
 //

@@ -41,7 +41,13 @@ func (uf *upperFile) file() (*os.File, error) {
 		upperFDs.touch(uf)
 		return uf.f, nil
 	}
-	f, err := osfile.OpenFile(uf.path, os.O_RDWR, 0)
+	// A frozen file is never written again, and may be read-only by now
+	// (a blob's other name: see Session.sealOne).
+	flag := os.O_RDWR
+	if uf.frozen {
+		flag = os.O_RDONLY
+	}
+	f, err := osfile.OpenFile(uf.path, flag, 0)
 	if err != nil {
 		return nil, err
 	}

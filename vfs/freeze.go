@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/vfsd/vfsd/internal/crashpoint"
 )
 
 // Frozen is a session's state captured for a snapshot: its tree with every
@@ -67,19 +69,23 @@ func (s *Session) Freeze(ctx context.Context) (*Frozen, error) {
 		f.Release()
 		return nil, err
 	}
+	crashpoint.Hit("seal-stored")
 	e.Seals = seals
+	pre := &reduced{from: f.Tree}
 	f.Tree = reduceSeal(f.Tree, e)
+	pre.to = f.Tree
 	s.mu.Lock()
 	s.frozen[f] = struct{}{}
 	var seq uint64
 	if len(e.Seals) > 0 {
-		seq, err = s.applyLocked("snapshot", e)
+		seq, err = s.applyReducedLocked("snapshot", e, pre)
 	}
 	s.mu.Unlock()
 	if err != nil {
 		f.Release()
 		return nil, err
 	}
+	crashpoint.Hit("seal-journaled")
 	if seq != 0 {
 		s.notify(seq, e, "")
 	}
@@ -110,8 +116,7 @@ func (s *Session) sealAll(ctx context.Context, files []frozenFile) ([]Seal, []fu
 				sn := &Sniffer{}
 				rd, err := ff.uf.openReader()
 				if err == nil {
-					sn.r = readerOf(rd)
-					h, size, unpin, err = s.opts.Blobs.Put(ctx, sn, true)
+					h, size, unpin, err = s.sealOne(ctx, rd, sn)
 					rd.Close()
 				}
 				if err == nil && size != ff.node.Size {
@@ -147,6 +152,22 @@ func (s *Session) sealAll(ctx context.Context, files []frozenFile) ([]Seal, []fu
 		}
 	}
 	return seals, unpins, nil
+}
+
+// sealOne stores the content of a frozen upper file, open as rd, as a
+// blob, sniffing its encoding into sn. Nobody writes a frozen upper file
+// any more (writes copy up anew), so a store that can takes the file
+// itself (FileBlobStore, Frozen): a hard link, no copy. The upper file's
+// name goes once the seal is journaled; until then recovery finds the
+// content under it (see recoverUppers).
+func (s *Session) sealOne(ctx context.Context, rd Blob, sn *Sniffer) (Hash, int64, func(), error) {
+	fs, ok := s.opts.Blobs.(FileBlobStore)
+	fb, isFile := rd.(FileBlob)
+	if !ok || !isFile {
+		sn.r = readerOf(rd)
+		return s.opts.Blobs.Put(ctx, sn, true)
+	}
+	return fs.PutFile(ctx, fb.File(), PutFileOptions{Frozen: true, Deferred: true, Observe: sn})
 }
 
 // freezeUppers is Freeze's first phase, under the session lock: commit
@@ -188,13 +209,22 @@ func (s *Session) freezeUppers() ([]frozenFile, *Frozen, error) {
 }
 
 // unpinFrozen lets go of the upper files Freeze pinned; those the seal
-// dropped from the tree are removed now.
+// dropped from the tree are closed now and unlinked in the background, in
+// one batch (the sealed ones are names of blobs by now: unlinking them
+// frees nothing).
 func (s *Session) unpinFrozen(files []frozenFile) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var gone []string
 	for _, ff := range files {
-		s.releaseUpperLocked(ff.uf)
+		uf := ff.uf
+		uf.refs--
+		if uf.refs == 0 && !uf.inTree {
+			uf.close(false)
+			gone = append(gone, uf.path)
+		}
 	}
+	s.removals.removeAll(gone)
 }
 
 // upperNodesLocked finds every node whose content is in an upper file. Each

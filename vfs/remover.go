@@ -3,6 +3,8 @@ package vfs
 import (
 	"os"
 	"sync"
+
+	"github.com/vfsd/vfsd/internal/crashpoint"
 )
 
 // remover unlinks the session's dropped upper files in the background, so
@@ -12,36 +14,50 @@ import (
 // it happens leaves a stray that recovery removes.
 type remover struct {
 	once  sync.Once
-	paths chan string
-	idle  sync.WaitGroup // one count per path queued and not yet unlinked
+	paths chan []string
+	idle  sync.WaitGroup // one count per batch queued and not yet unlinked
 	done  chan struct{}
 }
 
-// removerQueue is how many unlinks may wait; beyond it, callers unlink
+// removerQueue is how many batches of unlinks may wait; beyond it, callers unlink
 // themselves.
 const removerQueue = 4096
 
 // remove unlinks path soon.
-func (r *remover) remove(path string) {
+func (r *remover) remove(path string) { r.removeAll([]string{path}) }
+
+// removeAll unlinks paths soon, in one batch (a snapshot's sealed upper
+// files); the caller must not change the slice afterwards.
+func (r *remover) removeAll(paths []string) {
+	if len(paths) == 0 {
+		return
+	}
 	r.once.Do(func() {
-		r.paths = make(chan string, removerQueue)
+		r.paths = make(chan []string, removerQueue)
 		r.done = make(chan struct{})
 		go r.run()
 	})
 	r.idle.Add(1)
 	select {
-	case r.paths <- path:
+	case r.paths <- paths:
 	default:
-		_ = os.Remove(path)
+		unlinkAll(paths)
 		r.idle.Done()
 	}
 }
 
 func (r *remover) run() {
 	defer close(r.done)
-	for p := range r.paths {
-		_ = os.Remove(p)
+	for ps := range r.paths {
+		unlinkAll(ps)
 		r.idle.Done()
+	}
+}
+
+func unlinkAll(paths []string) {
+	for _, p := range paths {
+		_ = os.Remove(p)
+		crashpoint.Hit("upper-unlinked")
 	}
 }
 

@@ -580,13 +580,29 @@ func closedErr(op string) error {
 // applyLocked reduces e into the tree, journals it and installs the result.
 // On any error nothing changes. s.mu must be held for writing.
 func (s *Session) applyLocked(op string, e *Event) (uint64, error) {
+	return s.applyReducedLocked(op, e, nil)
+}
+
+// reduced is an event's result computed ahead, outside the session lock:
+// Reduce(from, e) is to.
+type reduced struct{ from, to Tree }
+
+// applyReducedLocked is applyLocked, taking the tree from pre when the
+// session's tree is still pre.from (nothing happened since it was
+// computed): a snapshot's seal of 50,000 files is not folded twice.
+func (s *Session) applyReducedLocked(op string, e *Event, pre *reduced) (uint64, error) {
 	if s.closed {
 		return 0, closedErr(op)
 	}
 	old := s.tree
 	s.stamp(e)
-	t, err := Reduce(old, e)
-	if err != nil {
+	var (
+		t   Tree
+		err error
+	)
+	if pre != nil && pre.from == old {
+		t = pre.to
+	} else if t, err = Reduce(old, e); err != nil {
 		return 0, withOp(err, op)
 	}
 	if err := s.checkQuotaLocked(op, old, t, e); err != nil {

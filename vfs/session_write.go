@@ -79,6 +79,34 @@ func (s *Session) WriteFile(ctx context.Context, p Path, content io.Reader, opts
 	if err := s.precheckWrite(op, p, opts); err != nil {
 		return WriteResult{}, err
 	}
+	return s.writeContent(ctx, op, p, opts, func() (Hash, int64, Encoding, func(), error) {
+		return s.putContentOpts(ctx, content, opts.DeferredBlob, opts.Encoding)
+	})
+}
+
+// WriteBlob sets the whole content of the file at p to blob h, of size
+// bytes and encoding enc, which the caller stored in the session's blob
+// store beforehand and keeps pinned until WriteBlob returns: WriteFile
+// for content stored ahead, several files at once (the overlay mount's
+// ingest). With opts.DeferredBlob the blob may have been stored deferred
+// (not yet durable): the session syncs the store before the write's
+// record can be durable, as for WriteFile. Append mode is refused.
+func (s *Session) WriteBlob(ctx context.Context, p Path, h Hash, size int64, enc Encoding, opts WriteOptions) (WriteResult, error) {
+	const op = "write"
+	if err := s.check(op, AccessWrite, p); err != nil {
+		return WriteResult{}, err
+	}
+	if opts.Mode == WriteAppend {
+		return WriteResult{}, newErr(CodeInvalid, op, p, "WriteBlob sets the whole content; it cannot append")
+	}
+	return s.writeContent(ctx, op, p, opts, func() (Hash, int64, Encoding, func(), error) {
+		return h, size, enc, func() {}, nil
+	})
+}
+
+// writeContent is WriteFile once checked: put stores the content (or
+// names content stored already), and the write event installs it.
+func (s *Session) writeContent(ctx context.Context, op string, p Path, opts WriteOptions, put func() (Hash, int64, Encoding, func(), error)) (WriteResult, error) {
 	mctx, applied := ctx, func() {}
 	if opts.DeferredBlob {
 		// The journal's sync waits until the record is appended, then
@@ -89,7 +117,7 @@ func (s *Session) WriteFile(ctx context.Context, p Path, content io.Reader, opts
 		defer applied()
 		mctx = Relaxed(ctx)
 	}
-	h, size, enc, unpin, err := s.putContentOpts(ctx, content, opts.DeferredBlob, opts.Encoding)
+	h, size, enc, unpin, err := put()
 	if err != nil {
 		return WriteResult{}, contentErr(op, p, err)
 	}

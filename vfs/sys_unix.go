@@ -31,3 +31,12 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
+
+// linkCount returns how many names f's inode has.
+func linkCount(f *os.File) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return 0, fmt.Errorf("stat %s: %w", f.Name(), err)
+	}
+	return uint64(st.Nlink), nil
+}

@@ -30,7 +30,7 @@ func subtreeEnd(p Path) Path { return p + "\x01" }
 // map from inode number to the node and its names; each of its paths holds
 // a stub pointing there (see the package documentation).
 type Tree struct {
-	m     *immutable.SortedMap[Path, Node]
+	m     nodeMap                       // every path's node, packed (entry.go)
 	links *immutable.Map[uint64, inode] // hard-linked nodes; nil when none
 	owner *Owner                        // reported for nodes whose owner is NoOwner
 	lazy  *LazyLoader                   // reads lazy directories; nil unless loaded lazily (see lazy.go)
@@ -90,8 +90,7 @@ func (c *totals) remove(old Node, hadOld bool) {
 func EmptyTree(now int64) Tree {
 	root := Node{Kind: KindDir, Mode: DefaultDirMode, Uid: NoOwner, Gid: NoOwner, Nlink: 2, Version: 1, Ino: 1}
 	root.stamp(now * 1e6)
-	m := immutable.NewSortedMap[Path, Node](pathComparer{})
-	return Tree{m: m.Set(Root, root), totals: totals{maxIno: 1}}
+	return Tree{m: newNodeMap().Set(Root, root), totals: totals{maxIno: 1}}
 }
 
 // WithOwner returns t reporting o as the owner of every node whose owner is
@@ -188,7 +187,7 @@ func (t Tree) Bytes() int64 { return t.bytes }
 func (t Tree) MaxIno() uint64 { return t.maxIno }
 
 // Valid reports whether t was built (the zero Tree is not).
-func (t Tree) Valid() bool { return t.m != nil }
+func (t Tree) Valid() bool { return t.m.valid() }
 
 // SkipDir, returned by a Walk callback, skips a directory's contents (or, on
 // a file, the rest of the file's directory), as with fs.WalkDir.
@@ -451,14 +450,14 @@ func (t *Tree) nextIno() uint64 {
 // link counts are computed (2 + subdirectories), and every node is
 // normalized (see Node.Normalize).
 type TreeBuilder struct {
-	b     *immutable.SortedMapBuilder[Path, Node]
+	b     nodeMapBuilder
 	links map[uint64]*inode
 	totals
 }
 
 // NewTreeBuilder starts a tree with the given root directory node.
 func NewTreeBuilder(root Node) *TreeBuilder {
-	tb := &TreeBuilder{b: immutable.NewSortedMapBuilder[Path, Node](pathComparer{}), links: map[uint64]*inode{}}
+	tb := &TreeBuilder{b: newNodeMapBuilder(), links: map[uint64]*inode{}}
 	tb.Set(Root, root)
 	return tb
 }

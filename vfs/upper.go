@@ -448,7 +448,7 @@ func (s *Session) recoverUppers() error {
 			return nil
 		}
 		path := s.upperPath(n.Upper)
-		if terr := os.Truncate(path, n.Size); terr != nil {
+		if terr := reclaimUpper(path, n.Size); terr != nil {
 			err = fmt.Errorf("upper file of %s: %w", p, terr)
 			return err
 		}
@@ -464,6 +464,71 @@ func (s *Session) recoverUppers() error {
 		return err
 	}
 	return s.removeStrayUppersLocked()
+}
+
+// reclaimUpper makes the upper file at path the session's own again after
+// a crash, and truncates it to its committed size (writes never committed
+// were never acknowledged). A crash while a snapshot sealed it may have
+// left it read-only, or linked into the blob store as a blob (a second name
+// of the same inode: see Session.sealOne): such a file is never written or
+// truncated in place, which would change the blob, but replaced by a copy
+// of its first size bytes first.
+func reclaimUpper(path string, size int64) error {
+	f, err := osfile.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	shared, err := linkCount(f)
+	if err != nil {
+		return err
+	}
+	if shared > 1 {
+		return replaceByCopy(path, f, size)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o600 != 0o600 {
+		if err := f.Chmod(0o600); err != nil {
+			return fmt.Errorf("make writable again: %w", err)
+		}
+	}
+	return os.Truncate(path, size)
+}
+
+// replaceByCopy replaces the file at path, open as src, by a copy of its
+// first size bytes (holes kept), synced before it takes the name.
+func replaceByCopy(path string, src *os.File, size int64) error {
+	fi, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	tmp := path + ".reclaim" // no upper file's name: a crash leaves a stray recovery removes
+	_ = os.Remove(tmp)
+	dst, err := osfile.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("copy a sealed upper file: %w", err)
+	}
+	err = CopyBlob(dst, &osBlob{f: src, size: fi.Size()}, min(size, fi.Size()))
+	if err == nil {
+		err = dst.Truncate(size)
+	}
+	if err == nil {
+		err = dst.Sync()
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("copy a sealed upper file: %w", err)
+	}
+	return nil
 }
 
 // removeStrayUppersLocked removes every file in the upper directory that

@@ -92,8 +92,10 @@ func newBenchCowCmd() *cobra.Command {
 		Example: `  vfsd bench cow
   vfsd bench cow --files 2000,50000 --repeats 9`,
 		Long: `Builds a workspace of each size, then times, in the same run: fork, restore,
-a snapshot after changing 10 files, the first full snapshot, cp -a of a
-materialized copy of the same tree, and a fresh process opening the closed
+a snapshot after changing 10 files, the first full snapshots (files written
+through handles, by tools, and through a kernel overlay mount where the
+overlay backend works), cp -a of a materialized copy of the same tree (those
+four interleaved, --repeats rounds), and a fresh process opening the closed
 repository and reading one file of a session forked from the workspace
 (reopen_read_ms), also with 100 more sessions in the repository
 (reopen_read_100_sessions_ms). Prints one JSON object per size.`,

@@ -32,7 +32,12 @@
 // reads it and brings the session to base ⊕ upper: new and changed nodes,
 // whiteouts (deletions), opaque directories (replaced ones), redirects
 // (renamed directories) and metadata-only copy-ups (a chmod that kept the
-// content); changed files' content is stored as blobs. An ingest costs
+// content); changed files' content is stored as blobs, ahead of the
+// session's changes and several files at a time (prestore.go), by the
+// store's PutFile: a clone where the filesystem shares extents, else a
+// copy. Upper files are never linked into the store: programs may write
+// them again, through this mount or after a takeover mounts the same upper
+// directory. An ingest costs
 // what changed since mounted: files unchanged since they were last hashed
 // and directories unchanged since they were last listed are skipped. Sync
 // is an ingest whose changes are durable on return; the daemon calls it

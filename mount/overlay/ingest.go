@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -37,6 +38,9 @@ type upperEntry struct {
 	// directory's.
 	lower    vfs.Path
 	hasLower bool
+	// stored is a file's content, stored by prestore ahead of apply; nil
+	// when it was not (apply's data stores it then).
+	stored *storedContent
 	// For directories: the names of the entries in the upper directory
 	// and those of its whiteouts.
 	names     []string
@@ -72,6 +76,8 @@ type ingester struct {
 	// (a node replaced while being read, a change refused): the session's
 	// directories may not match their listings, so none is remembered.
 	incomplete bool
+	// mu guards incomplete while prestore's workers run.
+	mu sync.Mutex
 	// budget is how many more upper entries the ingest keeps in memory
 	// (see entryBudget); past it only the session's existing paths are
 	// read and new ones are refused.
@@ -406,6 +412,12 @@ func (in *ingester) apply() error {
 		}
 	}
 	growth := in.overQuota()
+	if growth == nil {
+		if err := in.prestore(); err != nil {
+			return err
+		}
+		defer in.releaseStored()
+	}
 	var dirs []*upperEntry
 	for _, e := range in.all {
 		if in.refused.covers(e.p) {
@@ -803,24 +815,30 @@ func (in *ingester) file(e *upperEntry) error {
 // data stores the upper file e's content as the session's file, unless
 // the session has it already (same upper file, unchanged since hashed).
 func (in *ingester) data(e *upperEntry, n vfs.Node, ok bool, perm fs.FileMode, owner *vfs.Owner) error {
-	id := fileID{ino: e.st.Ino, size: uint64(e.st.Size), mtime: unix.TimespecToNsec(e.st.Mtim), ctime: unix.TimespecToNsec(e.st.Ctim)}
-	if c, hit := in.m.hashed[e.p]; hit && ok && n.Upper == 0 && c.blob == n.Blob &&
-		c.ino == id.ino && c.size == id.size && c.mtime == id.mtime && c.ctime == id.ctime {
+	if in.unchanged(e, n, ok) {
 		return nil
 	}
-	f, err := in.openContent(e)
-	if err != nil || f == nil {
-		return err
-	}
-	defer f.Close()
+	id := listedID(e)
 	// The blob is stored without an fsync of its own: the upper file holds
 	// the content until the mount goes, and the session's next journal sync
 	// (Sync, Unmount, the background flush) syncs the store once, before
 	// the records that name the blobs.
-	res, err := in.m.s.WriteFile(in.ctx, e.p, vfs.NewSparseReader(f, e.st.Size),
-		vfs.WriteOptions{Perm: perm, Owner: owner, DeferredBlob: true})
-	if err != nil {
-		return err
+	opts := vfs.WriteOptions{Perm: perm, Owner: owner, DeferredBlob: true}
+	var res vfs.WriteResult
+	if c := e.stored; c != nil {
+		var err error
+		if res, err = in.m.s.WriteBlob(in.ctx, e.p, c.blob, c.size, c.enc, opts); err != nil {
+			return err
+		}
+	} else {
+		f, err := in.openContent(e)
+		if err != nil || f == nil {
+			return err
+		}
+		defer f.Close()
+		if res, err = in.m.s.WriteFile(in.ctx, e.p, vfs.NewSparseReader(f, e.st.Size), opts); err != nil {
+			return err
+		}
 	}
 	in.changed()
 	in.rep.Hashed++
@@ -828,6 +846,21 @@ func (in *ingester) data(e *upperEntry, n vfs.Node, ok bool, perm fs.FileMode, o
 	id.blob = res.Node.Blob
 	in.m.hashed[e.p] = id
 	return nil
+}
+
+// listedID is the identity of upper file e's content as listed.
+func listedID(e *upperEntry) fileID {
+	return fileID{ino: e.st.Ino, size: uint64(e.st.Size), mtime: unix.TimespecToNsec(e.st.Mtim), ctime: unix.TimespecToNsec(e.st.Ctim)}
+}
+
+// unchanged reports whether the session's file n (ok: it exists) holds
+// upper file e's content already: the blob hashed from the same upper
+// file, unchanged since.
+func (in *ingester) unchanged(e *upperEntry, n vfs.Node, ok bool) bool {
+	id := listedID(e)
+	c, hit := in.m.hashed[e.p]
+	return hit && ok && n.Upper == 0 && c.blob == n.Blob &&
+		c.ino == id.ino && c.size == id.size && c.mtime == id.mtime && c.ctime == id.ctime
 }
 
 // openContent opens the upper file e for reading its content, beneath the
@@ -844,7 +877,9 @@ func (in *ingester) openContent(e *upperEntry) (*os.File, error) {
 	}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EXDEV) {
+			in.mu.Lock()
 			in.incomplete = true // replaced since listed: the next ingest reads it
+			in.mu.Unlock()
 			return nil, nil
 		}
 		return nil, fmt.Errorf("the upper file %s: %w", e.p, err)

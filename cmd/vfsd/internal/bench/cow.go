@@ -55,9 +55,18 @@ type CowResult struct {
 	// file was written by tools: content is already in blobs, so only the
 	// manifests are written.
 	SnapshotFullBlobsMs float64 `json:"snapshot_full_blobs_ms"`
-	CpAMs               float64 `json:"cp_a_ms"`
-	FullVsCpA           float64 `json:"snapshot_full_vs_cp_a"`
-	MetaBytesPerFile    float64 `json:"meta_bytes_per_file"`
+	// SnapshotFullOverlayMs is the first snapshot of a session mounted
+	// with the kernel overlay backend, after n new files were written
+	// through the mount: the ingest of the upper directory (every file's
+	// content stored) and the snapshot, as the daemon's snapshot of a
+	// mounted session does them. Left out where the backend cannot mount.
+	SnapshotFullOverlayMs float64 `json:"snapshot_full_overlay_ms,omitempty"`
+	// CpAMs is cp -a of a materialized copy of the workspace, timed in
+	// the same rounds as the full snapshots.
+	CpAMs            float64 `json:"cp_a_ms"`
+	FullVsCpA        float64 `json:"snapshot_full_vs_cp_a"`
+	FullOverlayVsCpA float64 `json:"snapshot_full_overlay_vs_cp_a,omitempty"`
+	MetaBytesPerFile float64 `json:"meta_bytes_per_file"`
 	// ReopenReadMs is a fresh process (vfsd bench reopen-read) opening the
 	// closed repository and reading one file of a session whose base is
 	// the workspace's snapshot: the median of Repeats runs, each timed
@@ -197,26 +206,13 @@ func cowOnce(ctx context.Context, opts CowOptions, n int) (CowResult, error) {
 
 	res.MetaBytesPerFile = metaBytesPerFile(base.Tree)
 
-	fmt.Fprintln(opts.Log, "timing the first full snapshots...")
-	if res.SnapshotFullBlobsMs, err = fullSnapshot(ctx, repo, block, n, false); err != nil {
-		return res, err
-	}
-	if res.SnapshotFullMs, err = fullSnapshot(ctx, repo, block, n, true); err != nil {
-		return res, err
-	}
-
-	fmt.Fprintln(opts.Log, "timing cp -a of the same tree...")
 	tree := filepath.Join(root, "materialized")
 	if _, err := repo.Materialize(ctx, snapshot.Source{Snapshot: base.ID}, tree); err != nil {
 		return res, err
 	}
-	quiesce(root)
-	t := time.Now()
-	if out, err := exec.CommandContext(ctx, "cp", "-a", tree, filepath.Join(root, "copy")).CombinedOutput(); err != nil {
-		return res, fmt.Errorf("cp -a: %v: %s", err, out)
+	if err := fullRounds(ctx, opts, &res, repo, root, tree, block, n); err != nil {
+		return res, err
 	}
-	res.CpAMs = ms(time.Since(t))
-	res.FullVsCpA = round(res.SnapshotFullMs / res.CpAMs)
 
 	if opts.Self != "" {
 		fmt.Fprintln(opts.Log, "timing reopening the repository and reading one file, in fresh processes...")
@@ -406,9 +402,80 @@ func buildBase(ctx context.Context, repo *snapshot.Repo, store snapshot.Store, b
 	return repo.CommitTree(ctx, tb.Tree(), "bench base")
 }
 
+// Ways fullRounds fills a fresh session before timing its first snapshot.
+const (
+	fillHandles = "handles" // written through handles, as the FUSE mount writes
+	fillTools   = "tools"   // whole-file writes: content already in blobs
+	fillOverlay = "overlay" // written through a kernel overlay mount of the session
+	fillCpA     = "cp -a"   // not a snapshot: cp -a of the materialized tree
+)
+
+// fullRounds times the first full snapshots and cp -a, in opts.Repeats
+// rounds that interleave them (each round in another order, so that none
+// always runs first on a filesystem busy with the last one's writeback),
+// and stores the medians in res. The overlay figure is left out, with the
+// reason on the log, where the overlay backend cannot mount.
+func fullRounds(ctx context.Context, opts CowOptions, res *CowResult, repo *snapshot.Repo, root, tree string, block []byte, n int) error {
+	kinds := []string{fillHandles, fillTools, fillCpA}
+	if err := overlayUsable(); err != nil {
+		fmt.Fprintf(opts.Log, "snapshot_full_overlay_ms left out: %v\n", err)
+	} else {
+		kinds = append(kinds, fillOverlay)
+	}
+	times := map[string][]time.Duration{}
+	for r := range opts.Repeats {
+		for k := range kinds {
+			kind := kinds[(r+k)%len(kinds)]
+			fmt.Fprintf(opts.Log, "round %d/%d: %s...\n", r+1, opts.Repeats, kind)
+			// Content distinct from every earlier round's and kind's: no
+			// snapshot finds its blobs stored already.
+			offset := (2 + r*len(kinds) + k) * n
+			var (
+				d   time.Duration
+				err error
+			)
+			switch kind {
+			case fillCpA:
+				d, err = timeCpA(ctx, root, tree)
+			case fillOverlay:
+				d, err = fullSnapshotOverlay(ctx, repo, root, block, n, offset)
+			default:
+				d, err = fullSnapshot(ctx, repo, block, n, offset, kind == fillHandles)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", kind, err)
+			}
+			times[kind] = append(times[kind], d)
+		}
+	}
+	res.SnapshotFullMs = medianMs(times[fillHandles])
+	res.SnapshotFullBlobsMs = medianMs(times[fillTools])
+	res.CpAMs = medianMs(times[fillCpA])
+	res.FullVsCpA = round(res.SnapshotFullMs / res.CpAMs)
+	if ds := times[fillOverlay]; len(ds) > 0 {
+		res.SnapshotFullOverlayMs = medianMs(ds)
+		res.FullOverlayVsCpA = round(res.SnapshotFullOverlayMs / res.CpAMs)
+	}
+	return nil
+}
+
+// timeCpA times cp -a of tree, from a flushed filesystem, and removes the
+// copy (untimed).
+func timeCpA(ctx context.Context, root, tree string) (time.Duration, error) {
+	dst := filepath.Join(root, "copy")
+	quiesce(root)
+	t := time.Now()
+	if out, err := exec.CommandContext(ctx, "cp", "-a", tree, dst).CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("cp -a: %v: %s", err, out)
+	}
+	d := time.Since(t)
+	return d, os.RemoveAll(dst)
+}
+
 // fullSnapshot times the first snapshot of a fresh session holding n new
-// files, written through handles (viaHandles) or by whole-file writes.
-func fullSnapshot(ctx context.Context, repo *snapshot.Repo, block []byte, n int, viaHandles bool) (float64, error) {
+// files, written through handles (viaHandles) or by whole-file writes,
+// file i holding content(block, offset+i).
+func fullSnapshot(ctx context.Context, repo *snapshot.Repo, block []byte, n, offset int, viaHandles bool) (time.Duration, error) {
 	s, err := repo.NewSession(ctx, snapshot.SessionOptions{})
 	if err != nil {
 		return 0, err
@@ -421,7 +488,6 @@ func fullSnapshot(ctx context.Context, repo *snapshot.Repo, block []byte, n int,
 			return 0, err
 		}
 	}
-	offset := 2 * n // distinct from every earlier content
 	err = parallel(n, func(i int) error {
 		data := content(block, offset+i)
 		if !viaHandles {
@@ -446,7 +512,7 @@ func fullSnapshot(ctx context.Context, repo *snapshot.Repo, block []byte, n int,
 	quiesce(filepath.Dir(s.Dir()))
 	t := time.Now()
 	_, err = repo.Snapshot(ctx, s, "full")
-	return ms(time.Since(t)), err
+	return time.Since(t), err
 }
 
 // metaBytesPerFile measures the Go heap one session's tree takes, per file:

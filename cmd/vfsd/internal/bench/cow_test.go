@@ -32,6 +32,9 @@ func TestCowSmoke(t *testing.T) {
 		} {
 			require.Positive(t, v, name)
 		}
+		if overlayUsable() == nil {
+			require.Positive(t, res.SnapshotFullOverlayMs, "snapshot through the overlay")
+		}
 	}
 }
 
