@@ -799,6 +799,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ui/s/{id}/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's ID. */
+                id: components["parameters"]["SessionID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The part of a session's page that live updates replace (its facts and timeline), as HTML
+         * @description The page's script fetches it when the session's event stream says the session changed, and swaps it in.
+         */
+        get: operations["uiSessionLive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ui/login": {
         parameters: {
             query?: never;
@@ -3703,6 +3726,22 @@ export interface operations {
                 /** @description A snapshot to show the diff of. */
                 snap?: string;
             };
+            header?: never;
+            path: {
+                /** @description The session's ID. */
+                id: components["parameters"]["SessionID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Page"];
+            default: components["responses"]["Page"];
+        };
+    };
+    uiSessionLive: {
+        parameters: {
+            query?: never;
             header?: never;
             path: {
                 /** @description The session's ID. */
