@@ -34,6 +34,9 @@ type CreateSessionRequest struct {
 	Mounts []Mount `json:"mounts,omitempty"`
 	// Base is a snapshot ID (or a unique prefix of one) to start from.
 	Base string `json:"base,omitempty"`
+	// FromRef names a ref of the fleet (see docs/fleets.md) whose
+	// snapshot the session starts from; instead of Base.
+	FromRef string `json:"from_ref,omitempty"`
 	// Fork is a live session to start from (it is snapshotted first).
 	Fork string `json:"fork,omitempty"`
 	// Policy is a policy preset: default, weakincentives, x07 or aos.
@@ -213,6 +216,9 @@ type Session struct {
 	Bytes        int64  `json:"bytes"`
 	// Quota is the session's effective quota (0: no limit).
 	Quota *Quota `json:"quota,omitempty"`
+	// Owner is the session's ownership in the fleet, for a daemon with a
+	// remote; absent otherwise.
+	Owner *SessionOwner `json:"owner,omitempty"`
 
 	// UID identifies this incarnation of the session: unlike its ID, it is
 	// never reused. Snapshots taken of it carry it (Snapshot.SessionUID).

@@ -24,6 +24,12 @@ type Snapshot struct {
 	// (Session.UID); "" for imports and for snapshots taken before
 	// incarnations existed.
 	SessionUID string `json:"session_uid,omitempty"`
+
+	// Daemon is the daemon of the fleet that pushed it, when the fleet's
+	// index names it; Remote says the snapshot is in the remote only (not
+	// fetched here yet: its files and bytes are the index's).
+	Daemon string `json:"daemon,omitempty"`
+	Remote bool   `json:"remote,omitempty"`
 }
 
 // SnapshotList answers the snapshot list endpoints, newest first.

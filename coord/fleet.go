@@ -133,6 +133,13 @@ func (l *Lease) Valid(f *Fleet, now time.Time) bool {
 	return now.Before(l.sent.Add(f.Lease - f.Skew))
 }
 
+// Resume is the lease of a session this daemon owned at epoch, as it
+// remembers it (after a restart): its first renewal reads the record and
+// tells whether it still holds.
+func Resume(session, daemon string, epoch uint64) *Lease {
+	return &Lease{Owner: Owner{Session: session, Daemon: daemon, Epoch: epoch}}
+}
+
 func sessionKey(id string) string { return "sessions/" + id }
 
 // Get returns session id's owner record; an error matching ErrNotFound

@@ -33,7 +33,11 @@ func (d *Daemon) linkRemote(ctx context.Context) error {
 		return fmt.Errorf("--remote: %w", err)
 	}
 	d.remoteURL = cfg.String()
+	if err := d.startFleet(remote.Coord()); err != nil {
+		return fmt.Errorf("--remote: fleet: %w", err)
+	}
 	return d.repo.SetRemote(remote, snapshot.RemoteOptions{
+		OnPushed:        d.afterPush,
 		CacheBytes:      d.cfg.RemoteCacheBytes,
 		Grace:           d.cfg.RemoteGrace,
 		GCMaxEntries:    d.cfg.RemoteGCMaxEntries,
@@ -112,6 +116,7 @@ func (d *Daemon) Push(ctx context.Context, ref string) (*api.PushReport, error) 
 	if err != nil {
 		return nil, apiErr(api.CodeUnavailable, "%v; what was uploaded stays, so pushing again sends only the rest", err)
 	}
+	d.afterPush(ctx, snap.ID)
 	return apiPushReport(rep), nil
 }
 

@@ -12,6 +12,16 @@ import (
 // forked from a session or a snapshot, or empty. progress, if not nil,
 // receives the import's progress.
 func (d *Daemon) CreateSession(ctx context.Context, req api.CreateSessionRequest, progress func(api.Progress)) (*api.CreateSessionResponse, error) {
+	if req.FromRef != "" {
+		if req.Base != "" || req.Fork != "" || len(req.Mounts) > 0 {
+			return nil, apiErr(api.CodeInvalidInput, "give from_ref alone: a session starts from one snapshot, ref, session or set of host folders")
+		}
+		r, err := d.GetRef(ctx, req.FromRef)
+		if err != nil {
+			return nil, err
+		}
+		req.Base, req.FromRef = r.Snapshot, ""
+	}
 	return d.createSession(ctx, req, callerOf(ctx), progress)
 }
 
