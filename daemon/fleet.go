@@ -110,7 +110,9 @@ func (d *Daemon) startFleet(b coord.Backend) error {
 	}
 	d.fleet = f
 	d.started = time.Now()
-	for _, e := range d.entries() {
+	// Called while the daemon opens (recover): every session with
+	// metadata is in d.sessions, none marked stored yet.
+	for _, e := range d.sessions {
 		e.mu.Lock()
 		fm := e.meta.Fleet
 		e.mu.Unlock()
@@ -215,8 +217,17 @@ func (d *Daemon) renew(ctx context.Context, e *entry, sync bool) error {
 // fenceLocked marks e fenced by fe (e.own.mu held) and keeps it in its
 // metadata. It returns the fenced error callers see.
 func (d *Daemon) fenceLocked(e *entry, fe *coord.FencedError) error {
+	return d.fenceLockedKeep(e, fe, true)
+}
+
+// fenceLockedKeep is fenceLocked; keep preserves the session's state in
+// the fleet (preserveFenced) — not after a hand-off, whose snapshot has it.
+func (d *Daemon) fenceLockedKeep(e *entry, fe *coord.FencedError, keep bool) error {
 	if e.own.fenced == nil {
 		e.own.fenced = fe
+		if keep {
+			d.preserveFenced(e, fe)
+		}
 		d.log.Warn("fleet: session fenced: another daemon owns it now; its tools here answer 'fenced', and what it acknowledged stays here and in its pushed snapshots",
 			"session", e.id, "owner", fe.Owner.Daemon, "epoch", fe.Owner.Epoch, "held_epoch", fe.Epoch)
 		if err := d.saveFleetMeta(e); err != nil {
@@ -224,6 +235,58 @@ func (d *Daemon) fenceLocked(e *entry, fe *coord.FencedError) error {
 		}
 	}
 	return fencedErr(e.id, e.own.fenced, d.fleet.Daemon)
+}
+
+// FencedRef is the ref under which a fenced session's state is kept in
+// the fleet: fenced/SESSION/DAEMON-eEPOCH.
+func FencedRef(session, daemon string, epoch uint64) string {
+	return fmt.Sprintf("fenced/%s/%s-e%d", session, daemon, epoch)
+}
+
+// preserveFenced keeps, in the background, what a fenced session holds
+// that its last pushed head may not — calls it acknowledged after its
+// last push (a pause, a partition, a remote that was down): a snapshot of
+// it, pushed, under the ref FencedRef. So every change the daemon
+// acknowledged is in the fleet: in the session's head, or there.
+func (d *Daemon) preserveFenced(e *entry, fe *coord.FencedError) {
+	d.bgMu.Lock()
+	defer d.bgMu.Unlock()
+	select {
+	case <-d.stopping:
+		return
+	default:
+	}
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		go func() {
+			select {
+			case <-d.stopping:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		name := FencedRef(e.id, d.fleet.Daemon, fe.Epoch)
+		err := d.open(e)
+		var snap *api.Snapshot
+		if err == nil {
+			snap, err = d.snapshotSession(ctx, e, "fenced copy on "+d.fleet.Daemon, nil)
+		}
+		if err == nil {
+			_, err = d.repo.Push(ctx, snap.ID)
+		}
+		if err == nil {
+			d.afterPush(ctx, snap.ID)
+			_, err = d.fleet.SetRef(ctx, name, snap.ID, nil)
+		}
+		if err != nil {
+			d.log.Error("fleet: could not keep the fenced session's state in the fleet; it stays here, read-only", "session", e.id, "ref", name, "err", err)
+			return
+		}
+		d.log.Info("fleet: the fenced session's state is kept in the fleet", "session", e.id, "ref", name, "snapshot", snap.ID)
+	}()
 }
 
 // saveFleetMeta writes e's ownership into its metadata (e.own.mu held).

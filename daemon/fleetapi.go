@@ -11,7 +11,6 @@ import (
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/coord"
-	"github.com/vfsd/vfsd/vfs"
 )
 
 // Bounds of the fleet's listings: the bucket is shared with tenants that
@@ -133,7 +132,7 @@ func (d *Daemon) MoveSession(ctx context.Context, id string, req api.MoveRequest
 	}
 	moved = true
 	e.own.moving = ""
-	_ = d.fenceLocked(e, &coord.FencedError{Session: id, Epoch: held, Owner: l.Owner})
+	_ = d.fenceLockedKeep(e, &coord.FencedError{Session: id, Epoch: held, Owner: l.Owner}, false)
 	rep.Epoch = l.Epoch
 	step("handoff")
 	crashPoint("move:handed")
@@ -456,5 +455,3 @@ func (d *Daemon) checkFleetHolds(ctx context.Context, ids []string) error {
 	}
 	return nil
 }
-
-var _ = vfs.ErrNotFound
