@@ -33,6 +33,8 @@ func TestRemoteSmoke(t *testing.T) {
 	for name, v := range map[string]float64{
 		"push": res.PushS, "baseline": res.BaselineCopyS, "fork": res.ForkFirstCallMs, "lazy read": res.LazyReadS,
 		"ratio": res.PushVsBaseline,
+		"hand-off first call": res.HandoffFirstCallMs, "hand-off move": res.HandoffMoveMs, "manual hand-off": res.ManualHandoffMs,
+		"ref move": res.RefMoveMs, "ref put baseline": res.RefPutBaselineMs,
 	} {
 		require.Positive(t, v, name)
 	}
