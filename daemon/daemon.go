@@ -163,6 +163,7 @@ func New(ctx context.Context, cfg Config) (*Daemon, error) {
 		lock.Close()
 		return nil, err
 	}
+	d.startFleetLoop()
 	return d, nil
 }
 

@@ -128,9 +128,17 @@ func (d *Daemon) startFleet(b coord.Backend) error {
 			e.own.claim = true
 		}
 	}
+	return nil
+}
+
+// startFleetLoop starts the fleet's loop, once the daemon is open (New):
+// it lists the sessions, which recover is still filling in before that.
+func (d *Daemon) startFleetLoop() {
+	if d.fleet == nil {
+		return
+	}
 	d.bg.Add(1)
 	go d.fleetLoop()
-	return nil
 }
 
 // fleetLoop writes the heartbeat and renews the leases every lease/3
