@@ -35,6 +35,10 @@ type Snapshot struct {
 // SnapshotList answers the snapshot list endpoints, newest first.
 type SnapshotList struct {
 	Snapshots []Snapshot `json:"snapshots"`
+	// FleetError, when set, says why the fleet's snapshots are missing
+	// from the list (the remote did not answer in time): the list holds
+	// this daemon's only.
+	FleetError string `json:"fleet_error,omitempty"`
 }
 
 // RestoreRequest is the body of POST /v1/sessions/{id}/restore.

@@ -32,6 +32,16 @@ func (c *Client) Snapshots(ctx context.Context, session string) ([]api.Snapshot,
 
 // SnapshotsOf is Snapshots; local leaves the fleet's out (?local=1).
 func (c *Client) SnapshotsOf(ctx context.Context, session string, local bool) ([]api.Snapshot, error) {
+	l, err := c.SnapshotList(ctx, session, local)
+	if err != nil {
+		return nil, err
+	}
+	return l.Snapshots, nil
+}
+
+// SnapshotList is SnapshotsOf with the whole answer: FleetError says when
+// the fleet's snapshots are left out.
+func (c *Client) SnapshotList(ctx context.Context, session string, local bool) (*api.SnapshotList, error) {
 	q := url.Values{}
 	if session != "" {
 		q.Set("session", session)
@@ -40,7 +50,7 @@ func (c *Client) SnapshotsOf(ctx context.Context, session string, local bool) ([
 		q.Set("local", "1")
 	}
 	var out api.SnapshotList
-	return out.Snapshots, c.do(ctx, http.MethodGet, "/v1/snapshots", q, nil, &out)
+	return &out, c.do(ctx, http.MethodGet, "/v1/snapshots", q, nil, &out)
 }
 
 // Snapshot describes a snapshot, by ID or unique prefix (GET

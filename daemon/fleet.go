@@ -36,12 +36,42 @@ type ownership struct {
 	// snapshot is left out of it.
 	calls sync.RWMutex
 
+	// writer serialises the writes of the owner record (claim, renewal,
+	// head move, hand-off, release): held across the request, which may
+	// wait on a slow remote. A call's gate waits for it a bounded time.
+	once   sync.Once
+	writer chan struct{}
+
+	// mu guards the fields below; never held across a request.
 	mu     sync.Mutex
 	lease  *coord.Lease       // nil: not claimed (yet)
 	fenced *coord.FencedError // set once another daemon owns it
 	moving string             // a hand-off to this daemon is in progress
 	claim  bool               // a claim is due (the remote failed at creation)
 	head   int64              // Record.Created of the head, in Unix ms
+	// quiet: until then, calls do not renew the lease themselves (the
+	// last try found the remote unreachable).
+	quiet time.Time
+}
+
+// acquire takes o's writer, or fails when ctx ends first.
+func (o *ownership) acquire(ctx context.Context) error {
+	o.once.Do(func() { o.writer = make(chan struct{}, 1) })
+	select {
+	case o.writer <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the owner record's writer: %w", ctx.Err())
+	}
+}
+
+func (o *ownership) releaseWriter() { <-o.writer }
+
+// snapshotState reads o's state.
+func (o *ownership) state() (lease *coord.Lease, fenced *coord.FencedError, moving string, claim bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.lease, o.fenced, o.moving, o.claim
 }
 
 // fleetMeta is what a session's metadata keeps of its ownership, so that a
@@ -191,14 +221,19 @@ func (e *entry) owns() bool {
 // daemon's clock. A refusal fences e. Other failures (the remote
 // unreachable) are returned and change nothing.
 func (d *Daemon) renew(ctx context.Context, e *entry, sync bool) error {
-	e.own.mu.Lock()
-	defer e.own.mu.Unlock()
 	o := &e.own
-	if o.fenced != nil {
-		return nil
+	if err := o.acquire(ctx); err != nil {
+		return err
 	}
-	if o.claim {
+	defer o.releaseWriter()
+	lease, fenced, _, claim := o.state()
+	if fenced != nil {
+		return fencedErr(e.id, fenced, d.fleet.Daemon)
+	}
+	if claim {
 		l, err := d.fleet.Create(ctx, e.id)
+		o.mu.Lock()
+		defer o.mu.Unlock()
 		var owned *coord.OwnedError
 		if errors.As(err, &owned) {
 			// Another daemon claimed this ID while ours was unclaimed:
@@ -211,13 +246,19 @@ func (d *Daemon) renew(ctx context.Context, e *entry, sync bool) error {
 		o.lease, o.claim = l, false
 		return d.saveFleetMeta(e)
 	}
-	if o.lease == nil || sync && o.lease.Valid(d.fleet, time.Now()) {
+	if lease == nil || sync && lease.Valid(d.fleet, time.Now()) {
 		return nil
 	}
-	err := d.fleet.Renew(ctx, o.lease)
+	next := *lease
+	err := d.fleet.Renew(ctx, &next)
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	var fe *coord.FencedError
-	if errors.As(err, &fe) {
+	switch {
+	case errors.As(err, &fe):
 		return d.fenceLocked(e, fe)
+	case err == nil:
+		o.lease = &next
 	}
 	return err
 }
@@ -331,7 +372,7 @@ func (d *Daemon) fleetGate(ctx context.Context, e *entry) error {
 		return nil
 	}
 	e.own.mu.Lock()
-	fenced, moving := e.own.fenced, e.own.moving
+	fenced, moving, lease, quiet := e.own.fenced, e.own.moving, e.own.lease, e.own.quiet
 	e.own.mu.Unlock()
 	if fenced != nil {
 		return fencedErr(e.id, fenced, d.fleet.Daemon)
@@ -339,16 +380,28 @@ func (d *Daemon) fleetGate(ctx context.Context, e *entry) error {
 	if moving != "" {
 		return apiErr(api.CodeFenced, "session %s is being handed to daemon %s; call it there in a moment", e.id, moving)
 	}
-	rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	now := time.Now()
+	if lease == nil || lease.Valid(d.fleet, now) || now.Before(quiet) {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, gateWait)
 	defer cancel()
 	if err := d.renew(rctx, e, true); err != nil {
 		if errors.Is(err, &api.Error{Code: api.CodeFenced}) {
 			return err
 		}
+		// Unreachable: calls go on without asking again for a while.
+		e.own.mu.Lock()
+		e.own.quiet = time.Now().Add(d.fleet.Lease / 3)
+		e.own.mu.Unlock()
 		d.log.Debug("fleet: lease not renewed; the call goes on", "session", e.id, "err", err)
 	}
 	return nil
 }
+
+// gateWait bounds how long a call waits for its lease's renewal (its own
+// or one in flight) before it goes on without it.
+const gateWait = 2 * time.Second
 
 // enterCall is fleetGate for a tool call, which then holds e.own.calls
 // shared until done is called: a hand-off waits for it.
@@ -372,7 +425,7 @@ func (d *Daemon) claimNew(ctx context.Context, id string) (*coord.Lease, bool, e
 	if d.fleet == nil {
 		return nil, false, nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, gateWait)
 	defer cancel()
 	l, err := d.fleet.Create(cctx, id)
 	var owned *coord.OwnedError
@@ -409,14 +462,18 @@ func (d *Daemon) releaseClaim(e *entry) {
 	if d.fleet == nil {
 		return
 	}
-	e.own.mu.Lock()
-	defer e.own.mu.Unlock()
-	if e.own.lease == nil || e.own.fenced != nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := d.fleet.Release(ctx, e.own.lease); err != nil {
+	if e.own.acquire(ctx) != nil {
+		return
+	}
+	defer e.own.releaseWriter()
+	lease, fenced, _, _ := e.own.state()
+	if lease == nil || fenced != nil {
+		return
+	}
+	next := *lease
+	if err := d.fleet.Release(ctx, &next); err != nil {
 		d.log.Warn("fleet: could not mark the closed session closed in the remote; another daemon may take it once its lease ends", "session", e.id, "err", err)
 	}
 }
@@ -460,13 +517,21 @@ func validOr(s string) string {
 // moveHead moves e's head to snapshot id, taken at created (Unix ms),
 // unless the head is newer already.
 func (d *Daemon) moveHead(ctx context.Context, e *entry, id string, created int64) {
-	e.own.mu.Lock()
-	defer e.own.mu.Unlock()
 	o := &e.own
-	if o.lease == nil || o.fenced != nil || created < o.head {
+	if o.acquire(ctx) != nil {
 		return
 	}
-	err := d.fleet.MoveHead(ctx, o.lease, id)
+	defer o.releaseWriter()
+	o.mu.Lock()
+	lease, fenced, head := o.lease, o.fenced, o.head
+	o.mu.Unlock()
+	if lease == nil || fenced != nil || created < head {
+		return
+	}
+	next := *lease
+	err := d.fleet.MoveHead(ctx, &next, id)
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	var fe *coord.FencedError
 	switch {
 	case errors.As(err, &fe):
@@ -475,7 +540,7 @@ func (d *Daemon) moveHead(ctx context.Context, e *entry, id string, created int6
 	case err != nil:
 		d.log.Warn("fleet: could not move the session's head; the next push tries again", "session", e.id, "snapshot", id, "err", err)
 	default:
-		o.head = created
+		o.lease, o.head = &next, created
 	}
 }
 

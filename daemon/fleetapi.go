@@ -18,6 +18,9 @@ import (
 const (
 	maxFleetList  = 10_000
 	maxFleetMatch = 100
+	// fleetListWait bounds how long a listing or a prefix's resolution
+	// waits for the fleet's index before answering with local ones only.
+	fleetListWait = 5 * time.Second
 )
 
 // FleetName is this daemon's name in the fleet; "" without a remote.
@@ -108,13 +111,19 @@ func (d *Daemon) MoveSession(ctx context.Context, id string, req api.MoveRequest
 	d.afterPush(ctx, snap.ID) // the index names it; the head moves to it
 	step("push")
 	crashPoint("move:pushed")
-	e.own.mu.Lock()
-	defer e.own.mu.Unlock()
-	l := e.own.lease
-	held := l.Epoch
 	hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	if err := e.own.acquire(hctx); err != nil {
+		return nil, apiErr(api.CodeUnavailable, "move session %s: %v; the session stays here; retry", id, err)
+	}
+	defer e.own.releaseWriter()
+	cur, _, _, _ := e.own.state()
+	l := &coord.Lease{}
+	*l = *cur
+	held := l.Epoch
 	err = d.fleet.Handoff(hctx, l, to, snap.ID)
+	e.own.mu.Lock()
+	defer e.own.mu.Unlock()
 	var fe *coord.FencedError
 	switch {
 	case errors.As(err, &fe) && fe.Owner.Daemon == to && fe.Owner.Head == snap.ID && fe.Owner.Epoch == held+1:
@@ -131,7 +140,7 @@ func (d *Daemon) MoveSession(ctx context.Context, id string, req api.MoveRequest
 		return nil, apiErr(api.CodeUnavailable, "move session %s: hand the owner record to %s: %v; the session stays here (nothing changed hands); retry", id, to, err)
 	}
 	moved = true
-	e.own.moving = ""
+	e.own.moving, e.own.lease = "", l
 	_ = d.fenceLockedKeep(e, &coord.FencedError{Session: id, Epoch: held, Owner: l.Owner}, false)
 	rep.Epoch = l.Epoch
 	step("handoff")
@@ -185,7 +194,11 @@ var errNotAdopted = errors.New("not this daemon's in the fleet")
 // adoptNow is adopt's work: l, when not nil, is a lease Take already got.
 func (d *Daemon) adoptNow(ctx context.Context, id string, l *coord.Lease) error {
 	if l == nil {
-		o, err := d.fleet.Get(ctx, id)
+		// Bounded: a lookup of an unknown ID must not wait long on a
+		// remote that does not answer.
+		gctx, cancel := context.WithTimeout(ctx, gateWait)
+		o, err := d.fleet.Get(gctx, id)
+		cancel()
 		if err != nil || o.Corrupt() || o.Closed || o.Daemon != d.fleet.Daemon {
 			return errNotAdopted
 		}
@@ -359,9 +372,18 @@ func (d *Daemon) ListDaemons(ctx context.Context) (*api.DaemonList, error) {
 // pushing daemon on those listed already, and the others, not local, as
 // remote ones. Newest first.
 func (d *Daemon) fleetSnapshots(ctx context.Context, out *api.SnapshotList) error {
-	infos, _, err := d.fleet.Snapshots(ctx, "", maxFleetList)
+	// A listing waits on the remote a bounded time: a remote that does
+	// not answer leaves the fleet's snapshots out, saying so, and the
+	// local ones are listed as before.
+	lctx, cancel := context.WithTimeout(ctx, fleetListWait)
+	defer cancel()
+	infos, _, err := d.fleet.Snapshots(lctx, "", maxFleetList)
 	if err != nil {
-		return apiErr(api.CodeUnavailable, "%v; vfsd snapshot list --local lists this daemon's only", err)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		out.FleetError = fmt.Sprintf("the fleet's snapshots are left out: %v", err)
+		return nil
 	}
 	at := map[string]int{}
 	for i, s := range out.Snapshots {
@@ -387,7 +409,9 @@ func (d *Daemon) resolveFleet(ctx context.Context, prefix, local string) (string
 	if d.fleet == nil || len(prefix) >= 64 || len(prefix) < 4 || strings.Trim(prefix, "0123456789abcdef") != "" {
 		return local, nil
 	}
-	infos, _, err := d.fleet.Snapshots(ctx, prefix, maxFleetMatch)
+	lctx, cancel := context.WithTimeout(ctx, fleetListWait)
+	defer cancel()
+	infos, _, err := d.fleet.Snapshots(lctx, prefix, maxFleetMatch)
 	if err != nil {
 		if local != "" {
 			return local, nil
@@ -439,6 +463,14 @@ func (d *Daemon) fleetHolds(ctx context.Context, ids []string) (map[string]strin
 		}
 	}
 	return out, nil
+}
+
+func shortIDs(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id[:min(12, len(id))]
+	}
+	return out
 }
 
 // checkFleetHolds refuses to delete a snapshot a ref or a session head

@@ -195,9 +195,6 @@ func (d *Daemon) metaHolders(id string) []string {
 
 // deleteSnapshots deletes snapshots by full ID unless a session holds one.
 func (d *Daemon) deleteSnapshots(ctx context.Context, ids []string) (*api.DeleteSnapshotsResponse, error) {
-	if err := d.checkFleetHolds(ctx, ids); err != nil {
-		return nil, err
-	}
 	rep, err := d.repo.DeleteSnapshots(ctx, ids, snapshot.DeleteOptions{Holders: d.metaHolders})
 	var inUse *snapshot.InUseError
 	if errors.As(err, &inUse) {

@@ -178,6 +178,11 @@ func (d *Daemon) deleteRemoteSnapshots(ctx context.Context, ids []string, resp *
 	if d.repo.Remote() == nil || len(ids) == 0 {
 		return nil
 	}
+	// A snapshot a ref or a session head of the fleet points at stays in
+	// the remote (its local copy is gone: the remote has it).
+	if err := d.checkFleetHolds(ctx, ids); err != nil {
+		return apiErr(APIError(err).Code, "snapshots %v were deleted here, not from the remote: %s", shortIDs(ids), APIError(err).Message)
+	}
 	deleted, err := d.repo.DeleteRemote(ctx, ids)
 	if len(deleted) > 0 {
 		d.log.Info("snapshots deleted from the remote", "snapshots", deleted)

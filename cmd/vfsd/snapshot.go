@@ -74,11 +74,15 @@ func newSnapshotListCmd(g *globalFlags) *cobra.Command {
   vfsd snapshot list --session review --json | jq -r '.snapshots[0].id'`,
 		Args: usageArgs(cobra.NoArgs),
 	}, func(cmd *cobra.Command, _ []string, c *client.Client, out *output) error {
-		list, err := c.SnapshotsOf(cmd.Context(), session, local)
+		sl, err := c.SnapshotList(cmd.Context(), session, local)
 		if err != nil {
 			return err
 		}
-		return out.print(api.SnapshotList{Snapshots: list}, func(w io.Writer) {
+		list := sl.Snapshots
+		if sl.FleetError != "" {
+			fmt.Fprintln(cmd.ErrOrStderr(), "vfsd: "+sl.FleetError)
+		}
+		return out.print(sl, func(w io.Writer) {
 			if len(list) == 0 {
 				fmt.Fprintln(w, "no snapshots; take one with vfsd snapshot create SESSION")
 				return
