@@ -16,6 +16,8 @@ type SessionOwner struct {
 	Fenced bool `json:"fenced,omitempty"`
 	// Moving names the daemon a hand-off in progress gives it to.
 	Moving string `json:"moving,omitempty"`
+	// KeepRef is the ref that follows the session's head.
+	KeepRef string `json:"keep_ref,omitempty"`
 }
 
 // MoveRequest is the body of POST /v1/sessions/{id}/move.

@@ -37,6 +37,9 @@ type CreateSessionRequest struct {
 	// FromRef names a ref of the fleet (see docs/fleets.md) whose
 	// snapshot the session starts from; instead of Base.
 	FromRef string `json:"from_ref,omitempty"`
+	// KeepRef names a ref of the fleet that follows the session: moved
+	// to each snapshot of it pushed as its head.
+	KeepRef string `json:"keep_ref,omitempty"`
 	// Fork is a live session to start from (it is snapshotted first).
 	Fork string `json:"fork,omitempty"`
 	// Policy is a policy preset: default, weakincentives, x07 or aos.
@@ -171,7 +174,10 @@ type CreateSessionResponse struct {
 type UpdateSessionRequest struct {
 	// TTL restarts the session's lifetime from now ("0" or "never": no
 	// expiry).
-	TTL string `json:"ttl"`
+	TTL string `json:"ttl,omitempty"`
+	// KeepRef, when set, names the ref of the fleet that follows the
+	// session from now on ("-" stops it). At least one of TTL and KeepRef.
+	KeepRef string `json:"keep_ref,omitempty"`
 }
 
 // Session describes a session.

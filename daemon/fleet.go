@@ -276,9 +276,9 @@ func (d *Daemon) fenceLockedKeep(e *entry, fe *coord.FencedError, keep bool) err
 		e.own.fenced = fe
 		if keep {
 			d.preserveFenced(e, fe)
+			d.log.Warn("fleet: session fenced: another daemon owns it now; its tools here answer 'fenced', and what it acknowledged is kept in the fleet",
+				"session", e.id, "owner", fe.Owner.Daemon, "epoch", fe.Owner.Epoch, "held_epoch", fe.Epoch, "ref", FencedRef(e.id, d.fleet.Daemon, fe.Epoch))
 		}
-		d.log.Warn("fleet: session fenced: another daemon owns it now; its tools here answer 'fenced', and what it acknowledged stays here and in its pushed snapshots",
-			"session", e.id, "owner", fe.Owner.Daemon, "epoch", fe.Owner.Epoch, "held_epoch", fe.Epoch)
 		if err := d.saveFleetMeta(e); err != nil {
 			d.log.Warn("fleet: could not record the fence in the session's metadata", "session", e.id, "err", err)
 		}
@@ -530,6 +530,17 @@ func (d *Daemon) moveHead(ctx context.Context, e *entry, id string, created int6
 	}
 	next := *lease
 	err := d.fleet.MoveHead(ctx, &next, id)
+	var keep string
+	defer func() { // after o.mu is released: a request
+		if keep == "" {
+			return
+		}
+		// The ref follows the head; a failure leaves it where it was
+		// until the next head move.
+		if _, err := d.fleet.SetRef(ctx, keep, id, nil); err != nil {
+			d.log.Warn("fleet: could not move the session's ref to its head", "session", e.id, "ref", keep, "err", err)
+		}
+	}()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var fe *coord.FencedError
@@ -541,6 +552,9 @@ func (d *Daemon) moveHead(ctx context.Context, e *entry, id string, created int6
 		d.log.Warn("fleet: could not move the session's head; the next push tries again", "session", e.id, "snapshot", id, "err", err)
 	default:
 		o.lease, o.head = &next, created
+		e.mu.Lock()
+		keep = e.meta.KeepRef
+		e.mu.Unlock()
 	}
 }
 
@@ -551,7 +565,10 @@ func (d *Daemon) ownerView(e *entry) *api.SessionOwner {
 	}
 	e.own.mu.Lock()
 	defer e.own.mu.Unlock()
-	v := &api.SessionOwner{Daemon: d.fleet.Daemon, Moving: e.own.moving}
+	e.mu.Lock()
+	keep := e.meta.KeepRef
+	e.mu.Unlock()
+	v := &api.SessionOwner{Daemon: d.fleet.Daemon, Moving: e.own.moving, KeepRef: keep}
 	if l := e.own.lease; l != nil {
 		v.Epoch, v.Head = l.Epoch, l.Head
 		if !l.Expires.IsZero() {

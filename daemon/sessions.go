@@ -83,8 +83,11 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 	if len(req.Label) > d.cfg.MaxLabelBytes {
 		return nil, apiErr(api.CodeInvalidInput, "label is %d bytes; the daemon takes at most %d (vfsd serve --max-label-bytes)", len(req.Label), d.cfg.MaxLabelBytes)
 	}
+	if req.KeepRef != "" && !coord.ValidRef(req.KeepRef) {
+		return nil, apiErr(api.CodeInvalidInput, "keep_ref %q: use letters, digits, '_', '.', '-' and '/' (128 at most)", req.KeepRef)
+	}
 	m := &sessionMeta{ID: id, Created: now, Expires: expiry(now, ttl), Profile: req.Profile,
-		Contract: req.Contract, UID: newSessionUID(), Label: req.Label}
+		Contract: req.Contract, UID: newSessionUID(), Label: req.Label, KeepRef: req.KeepRef}
 	var src *entry
 	if req.Fork != "" {
 		if src, err = d.lookup(req.Fork); err != nil {

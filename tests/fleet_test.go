@@ -374,6 +374,7 @@ func TestFleetViewAndRefs(t *testing.T) {
 	refs, err := cb.Refs(ctx)
 	require.NoError(t, err)
 	require.Len(t, refs.Refs, 1)
+	require.Equal(t, "team/main", refs.Refs[0].Name)
 	_, err = cb.CreateSession(ctx, api.CreateSessionRequest{ID: "v-ref", FromRef: "team/main"})
 	require.NoError(t, err)
 	require.Equal(t, "from A\n", readText(t, cb, "v-ref", "README"))
@@ -386,6 +387,15 @@ func TestFleetViewAndRefs(t *testing.T) {
 	require.Zero(t, code)
 	require.Contains(t, out, "daemon-a")
 	require.Contains(t, out, "daemon-b (this one)")
+
+	// A ref that follows a session's head.
+	_, err = ca.CreateSession(ctx, api.CreateSessionRequest{ID: "follow", KeepRef: "follow/head"})
+	require.NoError(t, err)
+	tool(t, ca, "follow", "write_file", map[string]any{"path": "f", "content": "1"})
+	head := pushHead(t, ctx, ca, "follow")
+	fr, err := cb.Ref(ctx, "follow/head")
+	require.NoError(t, err)
+	require.Equal(t, head.ID, fr.Snapshot, "the ref follows the head")
 
 	// Concurrent movers on both daemons: every move is applied.
 	snap2 := pushHead(t, ctx, ca, "v")
@@ -437,5 +447,5 @@ func TestFleetViewAndRefs(t *testing.T) {
 	require.NoError(t, err)
 	refs, err = cb.Refs(ctx)
 	require.NoError(t, err)
-	require.Len(t, refs.Refs, 1, "the unreadable ref is skipped")
+	require.Len(t, refs.Refs, 2, "team/main and follow/head; the unreadable ref is skipped")
 }

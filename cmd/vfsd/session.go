@@ -54,7 +54,7 @@ func verbs(cmd *cobra.Command) string {
 // and snapshot fork.
 type sessionFlags struct {
 	id, policy, profile, ttl, contract string
-	policyFile, label                  string
+	policyFile, label, keepRef         string
 }
 
 func (sf *sessionFlags) add(cmd *cobra.Command) {
@@ -66,10 +66,11 @@ func (sf *sessionFlags) add(cmd *cobra.Command) {
 	f.StringVar(&sf.ttl, "ttl", "", `lifetime, like 90m or 24h; "never" for no expiry (default: the daemon's)`)
 	f.StringVar(&sf.contract, "contract", "", "tool contract: "+strings.Join(contract.Names(), ", ")+` (default "vfsd"; a fork: its origin's)`)
 	f.StringVar(&sf.label, "label", "", "a note to remember the session by (vfsd session list shows it)")
+	f.StringVar(&sf.keepRef, "keep-ref", "", "with a remote: a ref of the fleet that follows the session's latest pushed snapshot (vfsd ref list)")
 }
 
 func (sf *sessionFlags) request() api.CreateSessionRequest {
-	return api.CreateSessionRequest{ID: sf.id, Policy: sf.policy, Profile: sf.profile, TTL: sf.ttl, Contract: sf.contract, Label: sf.label}
+	return api.CreateSessionRequest{ID: sf.id, Policy: sf.policy, Profile: sf.profile, TTL: sf.ttl, Contract: sf.contract, Label: sf.label, KeepRef: sf.keepRef}
 }
 
 func newSessionCreateCmd(g *globalFlags) *cobra.Command {
