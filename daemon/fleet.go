@@ -17,6 +17,7 @@ import (
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/coord"
 	"github.com/vfsd/vfsd/snapshot"
+	"github.com/vfsd/vfsd/vfs"
 )
 
 // The fleet (docs/fleets.md): with a remote, each session this daemon
@@ -597,9 +598,25 @@ func noFleet() error {
 	return apiErr(api.CodeUnavailable, "this daemon has no remote, so no fleet; start vfsd serve with --remote s3://BUCKET/PREFIX?endpoint=HOST:PORT")
 }
 
-// snapshotPushed makes sure snapshot id is in the remote, pushing it now
-// if it is local; a snapshot only in the remote is there already.
+// snapshotPushed makes sure snapshot id is in the remote: pushed whole by
+// this daemon already (no request), or pushed now when it is local. A
+// snapshot this daemon only knows from the remote is there if its record
+// is (one request): whoever pushed it uploaded the record last, and every
+// read of it is verified against its hash. The report is nil when nothing
+// was pushed.
 func (d *Daemon) snapshotPushed(ctx context.Context, id string) (*snapshot.PushReport, error) {
+	if d.repo.PushedWhole(id) {
+		return nil, nil
+	}
+	h, err := vfs.ParseHash(id)
+	if err != nil {
+		return nil, apiErr(api.CodeInvalidInput, "snapshot %q: not an ID", id)
+	}
+	if _, err := d.store.Stat(ctx, snapshot.Records, h); errors.Is(err, vfs.ErrNotFound) {
+		if _, err := d.repo.Remote().Stat(ctx, snapshot.Records, h); err == nil {
+			return nil, nil
+		}
+	}
 	rep, err := d.repo.Push(ctx, id)
 	if err != nil {
 		return nil, apiErr(api.CodeUnavailable, "push snapshot %s: %v; what was uploaded stays, so trying again sends only the rest", id[:12], err)

@@ -103,11 +103,13 @@ func (d *Daemon) MoveSession(ctx context.Context, id string, req api.MoveRequest
 	rep.Snapshot = snap.ID
 	step("snapshot")
 	crashPoint("move:snapshotted")
-	prep, err := d.snapshotPushed(ctx, snap.ID)
+	// The snapshot was just taken: pushed here and now, whatever the
+	// background queue did meanwhile.
+	prep, err := d.repo.Push(ctx, snap.ID)
 	if err != nil {
-		return nil, err
+		return nil, apiErr(api.CodeUnavailable, "move session %s: push snapshot %s: %v; the session stays here; retry", id, snap.ID[:12], err)
 	}
-	rep.Push = apiPushReport(*prep)
+	rep.Push = apiPushReport(prep)
 	d.afterPush(ctx, snap.ID) // the index names it; the head moves to it
 	step("push")
 	crashPoint("move:pushed")

@@ -388,6 +388,18 @@ func TestFleetViewAndRefs(t *testing.T) {
 	require.Contains(t, out, "daemon-a")
 	require.Contains(t, out, "daemon-b (this one)")
 
+	// Hand-off from the CLI.
+	_, err = ca.CreateSession(ctx, api.CreateSessionRequest{ID: "mv"})
+	require.NoError(t, err)
+	tool(t, ca, "mv", "write_file", map[string]any{"path": "f", "content": "moved by the CLI\n"})
+	out, errOut, code = a.cli(ctx, nil, "session", "move", "mv", "--to", "daemon-b")
+	require.Zero(t, code, "%s%s", out, errOut)
+	require.Contains(t, out, "moved session mv to daemon-b")
+	require.Equal(t, "moved by the CLI\n", readText(t, cb, "mv", "f"))
+	_, errOut, code = a.cli(ctx, nil, "tool", "mv", "read_file", "--params", `{"path":"f"}`)
+	require.NotZero(t, code)
+	require.Contains(t, errOut, "daemon-b")
+
 	// A ref that follows a session's head.
 	_, err = ca.CreateSession(ctx, api.CreateSessionRequest{ID: "follow", KeepRef: "follow/head"})
 	require.NoError(t, err)
@@ -448,4 +460,28 @@ func TestFleetViewAndRefs(t *testing.T) {
 	refs, err = cb.Refs(ctx)
 	require.NoError(t, err)
 	require.Len(t, refs.Refs, 2, "team/main and follow/head; the unreadable ref is skipped")
+}
+
+// TestFleetClaimLater: a session created while the remote is down is
+// created unclaimed, and claimed once the remote is back.
+func TestFleetClaimLater(t *testing.T) {
+	srv := startS3(t)
+	url := srv.URL("vfsd-fleet", "later")
+	a := startFleetDaemon(t, url, "daemon-a")
+	ca := a.client()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv.Stop()
+	_, err := ca.CreateSession(ctx, api.CreateSessionRequest{ID: "offline"})
+	require.NoError(t, err, "local work does not wait for the remote")
+	tool(t, ca, "offline", "write_file", map[string]any{"path": "f", "content": "x"})
+	s, err := ca.Session(ctx, "offline")
+	require.NoError(t, err)
+	require.Zero(t, s.Owner.Epoch, "not claimed yet")
+	require.NoError(t, srv.Restart(ctx))
+	require.Eventually(t, func() bool {
+		s, err := ca.Session(ctx, "offline")
+		return err == nil && s.Owner.Epoch == 1 && !s.Owner.Fenced
+	}, 30*time.Second, 50*time.Millisecond, "claimed once the remote answers")
+	pushHead(t, ctx, ca, "offline")
 }
