@@ -16,8 +16,12 @@ const (
 	CodeUnauthorized   = "unauthorized"    // no valid token was presented
 	CodeLimitExceeded  = "limit_exceeded"  // a policy's bound is used up (max_forks); ask the admin
 	CodeMethod         = "method_not_allowed"
-	CodeUnavailable    = "unavailable" // the daemon is shutting down, or a facility (FUSE) is missing
-	CodeInternal       = "error"       // anything else; the message says what failed
+	// CodeFenced: the session belongs to another daemon of the fleet now
+	// (moved or taken over); the message names it. Nothing this daemon
+	// acknowledged is lost: see docs/fleets.md.
+	CodeFenced      = "fenced"
+	CodeUnavailable = "unavailable" // the daemon is shutting down, or a facility (FUSE) is missing
+	CodeInternal    = "error"       // anything else; the message says what failed
 )
 
 // HTTPStatus returns the HTTP status an error code is sent with.
@@ -25,7 +29,7 @@ func HTTPStatus(code string) int {
 	switch code {
 	case CodeNotFound:
 		return http.StatusNotFound
-	case CodeAlreadyExists, CodeConflict:
+	case CodeAlreadyExists, CodeConflict, CodeFenced:
 		return http.StatusConflict
 	case CodeInvalidInput, CodeInvalidPath, CodeInvalidPattern:
 		return http.StatusBadRequest

@@ -34,6 +34,12 @@ type CreateSessionRequest struct {
 	Mounts []Mount `json:"mounts,omitempty"`
 	// Base is a snapshot ID (or a unique prefix of one) to start from.
 	Base string `json:"base,omitempty"`
+	// FromRef names a ref of the fleet (see docs/fleets.md) whose
+	// snapshot the session starts from; instead of Base.
+	FromRef string `json:"from_ref,omitempty"`
+	// KeepRef names a ref of the fleet that follows the session: moved
+	// to each snapshot of it pushed as its head.
+	KeepRef string `json:"keep_ref,omitempty"`
 	// Fork is a live session to start from (it is snapshotted first).
 	Fork string `json:"fork,omitempty"`
 	// Policy is a policy preset: default, weakincentives, x07 or aos.
@@ -168,7 +174,10 @@ type CreateSessionResponse struct {
 type UpdateSessionRequest struct {
 	// TTL restarts the session's lifetime from now ("0" or "never": no
 	// expiry).
-	TTL string `json:"ttl"`
+	TTL string `json:"ttl,omitempty"`
+	// KeepRef, when set, names the ref of the fleet that follows the
+	// session from now on ("-" stops it). At least one of TTL and KeepRef.
+	KeepRef string `json:"keep_ref,omitempty"`
 }
 
 // Session describes a session.
@@ -213,6 +222,9 @@ type Session struct {
 	Bytes        int64  `json:"bytes"`
 	// Quota is the session's effective quota (0: no limit).
 	Quota *Quota `json:"quota,omitempty"`
+	// Owner is the session's ownership in the fleet, for a daemon with a
+	// remote; absent otherwise.
+	Owner *SessionOwner `json:"owner,omitempty"`
 
 	// UID identifies this incarnation of the session: unlike its ID, it is
 	// never reused. Snapshots taken of it carry it (Snapshot.SessionUID).

@@ -24,11 +24,21 @@ type Snapshot struct {
 	// (Session.UID); "" for imports and for snapshots taken before
 	// incarnations existed.
 	SessionUID string `json:"session_uid,omitempty"`
+
+	// Daemon is the daemon of the fleet that pushed it, when the fleet's
+	// index names it; Remote says the snapshot is in the remote only (not
+	// fetched here yet: its files and bytes are the index's).
+	Daemon string `json:"daemon,omitempty"`
+	Remote bool   `json:"remote,omitempty"`
 }
 
 // SnapshotList answers the snapshot list endpoints, newest first.
 type SnapshotList struct {
 	Snapshots []Snapshot `json:"snapshots"`
+	// FleetError, when set, says why the fleet's snapshots are missing
+	// from the list (the remote did not answer in time): the list holds
+	// this daemon's only.
+	FleetError string `json:"fleet_error,omitempty"`
 }
 
 // RestoreRequest is the body of POST /v1/sessions/{id}/restore.

@@ -24,14 +24,33 @@ func (c *Client) SessionSnapshots(ctx context.Context, session string) ([]api.Sn
 }
 
 // Snapshots lists every snapshot, newest first, or one session's when
-// session is not "" (GET /v1/snapshots).
+// session is not "" (GET /v1/snapshots): with a remote, the fleet's too
+// (api.Snapshot.Daemon, Remote).
 func (c *Client) Snapshots(ctx context.Context, session string) ([]api.Snapshot, error) {
-	var q url.Values
+	return c.SnapshotsOf(ctx, session, false)
+}
+
+// SnapshotsOf is Snapshots; local leaves the fleet's out (?local=1).
+func (c *Client) SnapshotsOf(ctx context.Context, session string, local bool) ([]api.Snapshot, error) {
+	l, err := c.SnapshotList(ctx, session, local)
+	if err != nil {
+		return nil, err
+	}
+	return l.Snapshots, nil
+}
+
+// SnapshotList is SnapshotsOf with the whole answer: FleetError says when
+// the fleet's snapshots are left out.
+func (c *Client) SnapshotList(ctx context.Context, session string, local bool) (*api.SnapshotList, error) {
+	q := url.Values{}
 	if session != "" {
-		q = url.Values{"session": {session}}
+		q.Set("session", session)
+	}
+	if local {
+		q.Set("local", "1")
 	}
 	var out api.SnapshotList
-	return out.Snapshots, c.do(ctx, http.MethodGet, "/v1/snapshots", q, nil, &out)
+	return &out, c.do(ctx, http.MethodGet, "/v1/snapshots", q, nil, &out)
 }
 
 // Snapshot describes a snapshot, by ID or unique prefix (GET

@@ -27,7 +27,10 @@ type checkpointer struct {
 var _ tools.Checkpointer = checkpointer{}
 
 func (c checkpointer) Checkpoint(ctx context.Context, label string) (tools.Checkpoint, error) {
-	snap, err := c.d.snapshot(ctx, c.e, checkpointLabel+label, nil)
+	if err := c.d.fleetGate(ctx, c.e); err != nil {
+		return tools.Checkpoint{}, toolFailure(err)
+	}
+	snap, err := c.d.snapshotSession(ctx, c.e, checkpointLabel+label, nil)
 	if err != nil {
 		return tools.Checkpoint{}, toolFailure(err)
 	}

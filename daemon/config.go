@@ -121,6 +121,17 @@ type Config struct {
 	// snapshot package's defaults when zero.
 	RemoteGCMaxEntries    int
 	RemoteGCMaxSpoolBytes int64
+	// Name is this daemon's name in the fleet (with a remote): what
+	// vfsd daemon list shows and vfsd session move --to names. When empty,
+	// the name kept in DataDir/fleet-name, else a new one (host name and
+	// four hex digits) kept there.
+	Name string
+	// FleetLease is how long a session's ownership holds without renewal
+	// (coord.DefaultLease when zero); MaxClockSkew the most the fleet's
+	// clocks may disagree (coord.DefaultSkew when zero). See
+	// docs/fleets.md.
+	FleetLease   time.Duration
+	MaxClockSkew time.Duration
 }
 
 // privatePaths are the host paths no session may stage or write: the data

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vfsd/vfsd/api"
 	"github.com/vfsd/vfsd/contract"
+	"github.com/vfsd/vfsd/coord"
 	"github.com/vfsd/vfsd/hostmount"
 	"github.com/vfsd/vfsd/mount"
 	"github.com/vfsd/vfsd/snapshot"
@@ -58,6 +59,12 @@ type Daemon struct {
 	emptySnap string // a snapshot of the empty tree, made on first use
 
 	remoteURL string // Config.Remote, normalised; "" without one
+
+	// fleet is the fleet's control plane (fleet.go); nil without a remote.
+	fleet    *coord.Fleet
+	started  time.Time
+	adoptMu  sync.Mutex
+	adopting map[string]*adoptCall
 }
 
 // entry is one session as the daemon tracks it.
@@ -99,6 +106,7 @@ type entry struct {
 	// under hostMu, but the flag, which the subscription sets.
 	rootCopyStale atomic.Bool
 	rootCopyWatch func()
+	own           ownership // its standing in the fleet (fleet.go)
 
 	// k is the session's contract (sessionMeta.Contract), toolNames its
 	// tools' names; fixed for the entry's life.
@@ -162,6 +170,7 @@ func New(ctx context.Context, cfg Config) (*Daemon, error) {
 		lock.Close()
 		return nil, err
 	}
+	d.startFleetLoop()
 	return d, nil
 }
 
@@ -377,6 +386,14 @@ func (d *Daemon) attach(e *entry, s *vfs.Session) error {
 // lookup returns session id, opening it on its first use (open).
 func (d *Daemon) lookup(id string) (*entry, error) {
 	e, err := d.lookupUnopened(id)
+	if err != nil && d.fleet != nil && errors.Is(err, &api.Error{Code: api.CodeNotFound}) {
+		// Not here: the fleet may have handed it to this daemon.
+		if aerr := d.adopt(id); aerr == nil {
+			e, err = d.lookupUnopened(id)
+		} else if !errors.Is(aerr, errNotAdopted) {
+			return nil, apiErr(api.CodeUnavailable, "session %s was handed to this daemon, but could not be set up here: %v; retry", id, aerr)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -286,6 +286,9 @@ func (d *Daemon) Rewind(ctx context.Context, id string, req api.RewindRequest) (
 	if err != nil {
 		return nil, err
 	}
+	if err := d.fleetGate(ctx, e); err != nil {
+		return nil, err
+	}
 	n := 0
 	for _, set := range []bool{req.Call != 0, req.Snapshot != "", req.Time != nil, req.Seq != nil} {
 		if set {

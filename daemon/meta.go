@@ -101,6 +101,10 @@ type sessionMeta struct {
 	// is that session's ID, for people.
 	Lineage   string `json:"lineage,omitempty"`
 	LineageOf string `json:"lineage_of,omitempty"`
+	// Fleet is the session's ownership in the fleet (fleet.go).
+	Fleet *fleetMeta `json:"fleet,omitempty"`
+	// KeepRef is the ref of the fleet moved to each head of the session.
+	KeepRef string `json:"keep_ref,omitempty"`
 }
 
 // newSessionUID returns a fresh incarnation ID: 128 random bits, hex.

@@ -30,6 +30,9 @@ func (d *Daemon) Rebase(ctx context.Context, id string, req api.RebaseRequest) (
 	if err != nil {
 		return nil, err
 	}
+	if err := d.fleetGate(ctx, e); err != nil {
+		return nil, err
+	}
 	return d.rebase(ctx, e, req.DryRun)
 }
 

@@ -33,7 +33,11 @@ func (d *Daemon) linkRemote(ctx context.Context) error {
 		return fmt.Errorf("--remote: %w", err)
 	}
 	d.remoteURL = cfg.String()
+	if err := d.startFleet(remote.Coord()); err != nil {
+		return fmt.Errorf("--remote: fleet: %w", err)
+	}
 	return d.repo.SetRemote(remote, snapshot.RemoteOptions{
+		OnPushed:        d.afterPush,
 		CacheBytes:      d.cfg.RemoteCacheBytes,
 		Grace:           d.cfg.RemoteGrace,
 		GCMaxEntries:    d.cfg.RemoteGCMaxEntries,
@@ -112,6 +116,7 @@ func (d *Daemon) Push(ctx context.Context, ref string) (*api.PushReport, error) 
 	if err != nil {
 		return nil, apiErr(api.CodeUnavailable, "%v; what was uploaded stays, so pushing again sends only the rest", err)
 	}
+	d.afterPush(ctx, snap.ID)
 	return apiPushReport(rep), nil
 }
 
@@ -172,6 +177,11 @@ func (d *Daemon) RemoteGC(ctx context.Context) (*api.RemoteGCReport, error) {
 func (d *Daemon) deleteRemoteSnapshots(ctx context.Context, ids []string, resp *api.DeleteSnapshotsResponse) error {
 	if d.repo.Remote() == nil || len(ids) == 0 {
 		return nil
+	}
+	// A snapshot a ref or a session head of the fleet points at stays in
+	// the remote (its local copy is gone: the remote has it).
+	if err := d.checkFleetHolds(ctx, ids); err != nil {
+		return apiErr(APIError(err).Code, "snapshots %v were deleted here, not from the remote: %s", shortIDs(ids), APIError(err).Message)
 	}
 	deleted, err := d.repo.DeleteRemote(ctx, ids)
 	if len(deleted) > 0 {

@@ -6,12 +6,23 @@ import (
 	"time"
 
 	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/coord"
 )
 
 // CreateSession creates a session as req says: staged from host folders,
 // forked from a session or a snapshot, or empty. progress, if not nil,
 // receives the import's progress.
 func (d *Daemon) CreateSession(ctx context.Context, req api.CreateSessionRequest, progress func(api.Progress)) (*api.CreateSessionResponse, error) {
+	if req.FromRef != "" {
+		if req.Base != "" || req.Fork != "" || len(req.Mounts) > 0 {
+			return nil, apiErr(api.CodeInvalidInput, "give from_ref alone: a session starts from one snapshot, ref, session or set of host folders")
+		}
+		r, err := d.GetRef(ctx, req.FromRef)
+		if err != nil {
+			return nil, err
+		}
+		req.Base, req.FromRef = r.Snapshot, ""
+	}
 	return d.createSession(ctx, req, callerOf(ctx), progress)
 }
 
@@ -86,14 +97,30 @@ func (d *Daemon) UpdateSession(ctx context.Context, id string, req api.UpdateSes
 	if err != nil {
 		return nil, err
 	}
-	if req.TTL == "" {
-		return nil, apiErr(api.CodeInvalidInput, `ttl is required: a duration like "2h", or "never"`)
+	if req.TTL == "" && req.KeepRef == "" {
+		return nil, apiErr(api.CodeInvalidInput, `give ttl (a duration like "2h", or "never") or keep_ref (a ref name, "-" for none)`)
 	}
-	ttl, err := d.parseTTL(req.TTL)
-	if err != nil {
-		return nil, err
+	if req.KeepRef != "" && req.KeepRef != "-" && !coord.ValidRef(req.KeepRef) {
+		return nil, apiErr(api.CodeInvalidInput, "keep_ref %q: use letters, digits, '_', '.', '-' and '/' (128 at most)", req.KeepRef)
 	}
-	if err := d.updateMeta(e, func(m *sessionMeta) { m.Expires = expiry(time.Now().UTC(), ttl) }); err != nil {
+	var ttl time.Duration
+	if req.TTL != "" {
+		if ttl, err = d.parseTTL(req.TTL); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.updateMeta(e, func(m *sessionMeta) {
+		if req.TTL != "" {
+			m.Expires = expiry(time.Now().UTC(), ttl)
+		}
+		switch req.KeepRef {
+		case "":
+		case "-":
+			m.KeepRef = ""
+		default:
+			m.KeepRef = req.KeepRef
+		}
+	}); err != nil {
 		return nil, err
 	}
 	v := d.view(e)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vfsd/vfsd/api"
+	"github.com/vfsd/vfsd/coord"
 	"github.com/vfsd/vfsd/snapshot"
 	"github.com/vfsd/vfsd/tools"
 	"github.com/vfsd/vfsd/vfs"
@@ -84,8 +85,11 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 	if len(req.Label) > d.cfg.MaxLabelBytes {
 		return nil, apiErr(api.CodeInvalidInput, "label is %d bytes; the daemon takes at most %d (vfsd serve --max-label-bytes)", len(req.Label), d.cfg.MaxLabelBytes)
 	}
+	if req.KeepRef != "" && !coord.ValidRef(req.KeepRef) {
+		return nil, apiErr(api.CodeInvalidInput, "keep_ref %q: use letters, digits, '_', '.', '-' and '/' (128 at most)", req.KeepRef)
+	}
 	m := &sessionMeta{ID: id, Created: now, Expires: expiry(now, ttl), Profile: req.Profile,
-		Contract: req.Contract, UID: newSessionUID(), Label: req.Label}
+		Contract: req.Contract, UID: newSessionUID(), Label: req.Label, KeepRef: req.KeepRef}
 	var src *entry
 	if req.Fork != "" {
 		if src, err = d.lookup(req.Fork); err != nil {
@@ -156,6 +160,27 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 	d.sessions[id] = e // reserved: policyHook finds it, lookup does not yet
 	d.mu.Unlock()
 	created := false
+	// The fleet: an adoption brings its lease; a new session is claimed
+	// (an ID another daemon owns is refused here, before any work).
+	lease, adopted := ctx.Value(adoptKey{}).(*coord.Lease)
+	claimLater := false
+	if !adopted {
+		if lease, claimLater, err = d.claimNew(ctx, id); err != nil {
+			d.mu.Lock()
+			delete(d.sessions, id)
+			d.mu.Unlock()
+			return nil, err
+		}
+	}
+	defer func() {
+		if !created && lease != nil && !adopted {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			if err := d.fleet.Release(rctx, lease); err != nil {
+				d.log.Warn("fleet: could not release the claim of a session whose creation failed; another daemon may take it once its lease ends", "session", id, "err", err)
+			}
+			cancel()
+		}
+	}()
 	defer func() {
 		if !created {
 			d.mu.Lock()
@@ -213,6 +238,7 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 		return nil, errors.Join(err, rootErr, d.metas.remove(id))
 	}
 	created = true
+	d.installLease(e, lease, claimLater)
 	d.prefetch(m.Base)
 	d.log.Info("session created", "session", id, "policy", m.Policy, "contract", m.Contract, "base", m.Base, "fork_of", m.ForkOf)
 	resp.Session, resp.Token = d.view(e), token
@@ -289,6 +315,13 @@ func (d *Daemon) forks(e *entry) int {
 
 // view describes a session.
 func (d *Daemon) view(e *entry) api.Session {
+	v := d.viewLocal(e)
+	v.Owner = d.ownerView(e)
+	return v
+}
+
+// viewLocal is view without the fleet's part.
+func (d *Daemon) viewLocal(e *entry) api.Session {
 	forks := d.forks(e)
 	d.mu.RLock()
 	s, calls := e.s, e.calls
@@ -424,6 +457,7 @@ func (d *Daemon) closeSessionPurge(id, reason string, purge bool) error {
 	e.hostMu.Unlock()
 	e.closeReason = reason
 	close(e.done)
+	d.releaseClaim(e)
 	errs = append(errs, d.repo.DeleteSession(id), d.metas.remove(id))
 	if calls != nil {
 		errs = append(errs, calls.close(true))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vfsd/vfsd/api"
@@ -13,7 +14,14 @@ import (
 
 // snapshotByRef loads a snapshot by its ID or a unique prefix of it.
 func (d *Daemon) snapshotByRef(ctx context.Context, ref string) (*snapshot.Snapshot, error) {
-	id, err := d.repo.Resolve(ctx, strings.TrimSpace(ref))
+	ref = strings.TrimSpace(ref)
+	id, err := d.repo.Resolve(ctx, ref)
+	if d.fleet != nil && (err == nil || errors.Is(err, vfs.ErrNotFound)) {
+		// Unique prefixes resolve against the fleet's snapshots too.
+		if id, err = d.resolveFleet(ctx, ref, id); err != nil {
+			return nil, err
+		}
+	}
 	if err == nil {
 		var snap *snapshot.Snapshot
 		if snap, err = d.repo.Get(ctx, id); err == nil {
@@ -129,11 +137,15 @@ func (d *Daemon) Snapshot(ctx context.Context, id, label string, progress func(a
 	if err != nil {
 		return nil, err
 	}
-	return d.snapshot(ctx, e, label, progress)
+	if err := d.fleetGate(ctx, e); err != nil {
+		return nil, err
+	}
+	return d.snapshotSession(ctx, e, label, progress)
 }
 
-// snapshot does Snapshot's work on session e.
-func (d *Daemon) snapshot(ctx context.Context, e *entry, label string, progress func(api.Progress)) (*api.Snapshot, error) {
+// snapshotSession is Snapshot of entry e, past the fleet's gate (a
+// hand-off takes its snapshot while the session is frozen).
+func (d *Daemon) snapshotSession(ctx context.Context, e *entry, label string, progress func(api.Progress)) (*api.Snapshot, error) {
 	e.snapMu.Lock()
 	defer e.snapMu.Unlock()
 	if err := d.checkSnapshotQuota(ctx, e, label); err != nil {
@@ -162,9 +174,21 @@ func (d *Daemon) SessionSnapshots(ctx context.Context, id string) (*api.Snapshot
 }
 
 // ListSnapshots lists the snapshots, newest first: all of them, or those
-// taken of session when it is not "".
-func (d *Daemon) ListSnapshots(ctx context.Context, session string) (*api.SnapshotList, error) {
-	return d.snapshotList(ctx, func(s *snapshot.Snapshot) bool { return session == "" || s.Record.Session == session })
+// taken of session when it is not "". With a remote, unless local, the
+// fleet's pushed snapshots are listed too, with the daemon that pushed
+// each (the fleet's index: see docs/fleets.md).
+func (d *Daemon) ListSnapshots(ctx context.Context, session string, local bool) (*api.SnapshotList, error) {
+	out, err := d.snapshotList(ctx, func(s *snapshot.Snapshot) bool { return session == "" || s.Record.Session == session })
+	if err != nil || local || d.fleet == nil {
+		return out, err
+	}
+	if err := d.fleetSnapshots(ctx, out); err != nil {
+		return nil, err
+	}
+	if session != "" {
+		out.Snapshots = slices.DeleteFunc(out.Snapshots, func(s api.Snapshot) bool { return s.Session != session })
+	}
+	return out, nil
 }
 
 // GetSnapshot describes snapshot ref (an ID or a unique prefix).
@@ -182,6 +206,9 @@ func (d *Daemon) Restore(ctx context.Context, id string, req api.RestoreRequest)
 	ref := req.Snapshot
 	e, err := d.lookup(id)
 	if err != nil {
+		return nil, err
+	}
+	if err := d.fleetGate(ctx, e); err != nil {
 		return nil, err
 	}
 	if ref == "" {

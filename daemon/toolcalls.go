@@ -43,10 +43,23 @@ func internalResult(err error) contract.Result {
 	return contract.Result{Body: body, Text: err.Error(), Status: code, IsError: true}
 }
 
+// fencedResult is a tool's answer on a session the fleet's gate refuses:
+// the error code is the API error's (fenced).
+func fencedResult(err error) contract.Result {
+	code := APIError(err).Code
+	body, _ := json.Marshal(map[string]string{"status": "error", "error_code": code, "summary_text": err.Error()})
+	return contract.Result{Body: body, Text: err.Error(), Status: code, IsError: true}
+}
+
 // callTool runs one tool of session e's contract, counts it, and appends
 // it to the session's call log. It never fails: every failure is a result
 // in the contract's shape.
 func (d *Daemon) callTool(ctx context.Context, e *entry, name string, params json.RawMessage, transport string) contract.Result {
+	done, err := d.enterCall(ctx, e)
+	if err != nil {
+		return fencedResult(err)
+	}
+	defer done()
 	start := time.Now()
 	// What programs changed through the session's mounts (an overlay's
 	// upper directory) is taken in first: the call sees it, and its own
@@ -126,6 +139,9 @@ func (d *Daemon) CallTool(ctx context.Context, id, name string, params json.RawM
 		return nil, err
 	}
 	if err := checkContract(e, asContract); err != nil {
+		return nil, err
+	}
+	if err := d.fleetGate(ctx, e); err != nil {
 		return nil, err
 	}
 	res := d.callTool(ctx, e, name, params, string(transport))

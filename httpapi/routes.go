@@ -47,6 +47,13 @@ func (s *Server) routes() {
 	s.route("POST /v1/snapshots/{snap}/fork", scopeAdmin, s.handleFork)
 	s.route("POST /v1/snapshots/{snap}/push", scopeAdmin, pathCall("snap", s.d.Push))
 	s.route("GET /v1/remote", scopeAdmin, s.handleRemoteStatus)
+	s.route("POST /v1/sessions/{id}/move", scopeAdmin, bodyCall(s, http.StatusOK, s.d.MoveSession))
+	s.route("POST /v1/sessions/{id}/take", scopeAdmin, pathCall("id", s.d.TakeSession))
+	s.route("GET /v1/refs", scopeAdmin, plainCall(s.d.ListRefs))
+	s.route("GET /v1/refs/{name...}", scopeAdmin, pathCall("name", s.d.GetRef))
+	s.route("PUT /v1/refs/{name...}", scopeAdmin, s.handleSetRef)
+	s.route("DELETE /v1/refs/{name...}", scopeAdmin, s.handleDeleteRef)
+	s.route("GET /v1/daemons", scopeAdmin, plainCall(s.d.ListDaemons))
 	s.route("POST /v1/remote/gc", scopeAdmin, plainCall(s.d.RemoteGC))
 	s.route("GET /v1/diff", scopeAdmin, s.handleDiff)
 	s.route("POST /v1/gc", scopeAdmin, plainCall(s.d.GC))
@@ -94,7 +101,7 @@ func (s *Server) route(pattern string, sc scope, h apiHandler) {
 // exists under another method, 404 otherwise.
 func (s *Server) handleNoRoute(w http.ResponseWriter, r *http.Request) error {
 	var allowed []string
-	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		probe := r.Clone(r.Context())
 		probe.Method = m
 		if _, pattern := s.mux.Handler(probe); pattern != "/" && pattern != "" {

@@ -22,7 +22,8 @@ func (s *Server) handleCreateSnapshot(w http.ResponseWriter, r *http.Request) er
 }
 
 func (s *Server) handleListSnapshots(w http.ResponseWriter, r *http.Request) error {
-	list, err := s.d.ListSnapshots(r.Context(), r.URL.Query().Get("session"))
+	q := r.URL.Query()
+	list, err := s.d.ListSnapshots(r.Context(), q.Get("session"), q.Get("local") == "1" || q.Get("local") == "true")
 	if err != nil {
 		return err
 	}

@@ -71,6 +71,10 @@ type RemoteOptions struct {
 	StateDir string
 	// Logger receives background push failures; slog.Default when nil.
 	Logger *slog.Logger
+	// OnPushed, when set, is called after each background push of a
+	// snapshot succeeds, with the push loop's context: the daemon moves
+	// the session's head in the fleet there.
+	OnPushed func(ctx context.Context, id string)
 }
 
 // Remote defaults.
@@ -1244,6 +1248,9 @@ func (r *Repo) pushLoop() {
 			}
 			backoff = time.Second
 			l.queueMu.Unlock()
+			if err == nil && l.opts.OnPushed != nil {
+				l.opts.OnPushed(ctx, id)
+			}
 			continue
 		}
 		l.status.LastError = err.Error()

@@ -288,3 +288,15 @@ func (l *remoteLink) saveGood() error {
 	l.knownMu.Unlock()
 	return writeFileAtomic(l.goodPath(), b, 0o600)
 }
+
+// PushedWhole reports whether this daemon knows snapshot id to be in the
+// remote whole: it pushed (or verified) the snapshot's record there, and
+// the remote still lists it as it was. A push uploads the record last, so
+// a record pushed means everything it needs was pushed before it.
+func (r *Repo) PushedWhole(id string) bool {
+	h, err := vfs.ParseHash(id)
+	if r.remote == nil || err != nil {
+		return false
+	}
+	return r.remote.pushedWhole(h)
+}

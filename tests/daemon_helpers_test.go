@@ -61,6 +61,7 @@ type daemonProc struct {
 	dataDir string
 	socket  string
 	args    []string
+	env     []string // more environment for the process (the fleet tests' VFSD_CRASH_AT)
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	waitErr error
@@ -93,7 +94,7 @@ func (p *daemonProc) start() {
 	t.Helper()
 	args := append([]string{"serve", "--data-dir", p.dataDir, "--socket", p.socket}, p.args...)
 	p.cmd = exec.Command(p.bin, args...)
-	p.cmd.Env = append(os.Environ(), "GORACE=halt_on_error=1")
+	p.cmd.Env = append(append(os.Environ(), "GORACE=halt_on_error=1"), p.env...)
 	stderr, err := p.cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, p.cmd.Start())

@@ -194,14 +194,17 @@ func TestRemoteForkMountsAuto(t *testing.T) {
 		{"larger than the cache: FUSE", "8", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// One session ID is one session in the fleet: each daemon forks
+			// its own.
+			sid := "b-" + strings.Fields(tc.name)[0]
 			dir, sock := newDaemonDirs(t)
 			b := startDaemon(t, dir, sock, "--remote", url, "--remote-cache-bytes", tc.cache)
 			cb := b.client()
-			_, err := cb.ForkSnapshot(ctx, snap.ID, api.CreateSessionRequest{ID: "b"})
+			_, err := cb.ForkSnapshot(ctx, snap.ID, api.CreateSessionRequest{ID: sid})
 			require.NoError(t, err)
 			mnt := t.TempDir()
 			t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
-			fm, err := cb.Mount(ctx, "b", api.MountRequest{Dir: mnt, Backend: api.BackendAuto})
+			fm, err := cb.Mount(ctx, sid, api.MountRequest{Dir: mnt, Backend: api.BackendAuto})
 			require.NoError(t, err)
 			require.Equal(t, tc.wantBackend, fm.Backend)
 			// The daemon is another process: reading its FUSE mount from
@@ -211,7 +214,7 @@ func TestRemoteForkMountsAuto(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, fmt.Sprintf("file %d on A\n", i), string(got))
 			}
-			require.NoError(t, cb.Unmount(ctx, "b", mnt))
+			require.NoError(t, cb.Unmount(ctx, sid, mnt))
 		})
 	}
 }

@@ -32,6 +32,8 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 		remoteCache, remoteGCSpool           byteSize
 		remoteGCEntries                      int
 		remoteGrace                          time.Duration
+		fleetName                            string
+		fleetLease, clockSkew                time.Duration
 		rootDirs                             string
 	)
 	cmd := &cobra.Command{
@@ -93,6 +95,7 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 				Remote:       remote, RemoteCacheBytes: int64(remoteCache), RemoteGrace: remoteGrace,
 				RemoteGCMaxEntries: remoteGCEntries, RemoteGCMaxSpoolBytes: int64(remoteGCSpool),
 				RootDirs: rootDirs,
+				Name:     fleetName, FleetLease: fleetLease, MaxClockSkew: clockSkew,
 			}
 			if rootDirs != daemon.RootDirsFUSE && rootDirs != daemon.RootDirsCopy {
 				return usageError{fmt.Errorf("--root-dirs %q: use fuse or copy", rootDirs)}
@@ -132,6 +135,9 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 	f.Var(&remoteCache, "remote-cache-bytes", "the most room blobs fetched from --remote take locally, like 8GiB (default 8GiB)")
 	f.IntVar(&remoteGCEntries, "remote-gc-max-entries", 0, "the most hashes remote garbage collection holds in memory, past which it deletes nothing and says so (default 4000000, about 400 MB)")
 	f.Var(&remoteGCSpool, "remote-gc-max-spool", "the most manifest bytes remote garbage collection spools to a temporary file, like 16GiB (default 16GiB)")
+	f.StringVar(&fleetName, "name", "", "this daemon's name in the fleet of daemons sharing --remote (default: kept in the data dir, made from the host name)")
+	f.DurationVar(&fleetLease, "lease", 0, "how long a session's ownership in the fleet holds without renewal; renewed every third of it (default 30s; see docs/fleets.md)")
+	f.DurationVar(&clockSkew, "max-clock-skew", 0, "the most the fleet's clocks may disagree: a daemon takes an ended lease over only this long after its end (default 2s)")
 	f.StringVar(&rootDirs, "root-dirs", daemon.RootDirsFUSE, "how a session whose contract has a directory on disk (weakincentives' root_path) gets it: fuse (a mount of the session; a copy where mounting fails) or copy (written out when the state is read)")
 	f.DurationVar(&remoteGrace, "remote-grace", 0, "remote garbage collection keeps unreferenced objects younger than this (default 24h; longer than any push takes)")
 	return cmd

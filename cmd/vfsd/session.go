@@ -37,7 +37,7 @@ func newSessionCmd(g *globalFlags) *cobra.Command {
 	}
 	cmd.AddCommand(newSessionCreateCmd(g), newSessionListCmd(g), newSessionShowCmd(g), newSessionResetCmd(g),
 		newSessionCloseCmd(g), newSessionTTLCmd(g), newSessionToolsCmd(g),
-		newSessionRewindCmd(g), newSessionRebaseCmd(g))
+		newSessionRewindCmd(g), newSessionRebaseCmd(g), newSessionMoveCmd(g), newSessionTakeCmd(g))
 	return cmd
 }
 
@@ -54,7 +54,7 @@ func verbs(cmd *cobra.Command) string {
 // and snapshot fork.
 type sessionFlags struct {
 	id, policy, profile, ttl, contract string
-	policyFile, label                  string
+	policyFile, label, keepRef         string
 }
 
 func (sf *sessionFlags) add(cmd *cobra.Command) {
@@ -66,10 +66,11 @@ func (sf *sessionFlags) add(cmd *cobra.Command) {
 	f.StringVar(&sf.ttl, "ttl", "", `lifetime, like 90m or 24h; "never" for no expiry (default: the daemon's)`)
 	f.StringVar(&sf.contract, "contract", "", "tool contract: "+strings.Join(contract.Names(), ", ")+` (default "vfsd"; a fork: its origin's)`)
 	f.StringVar(&sf.label, "label", "", "a note to remember the session by (vfsd session list shows it)")
+	f.StringVar(&sf.keepRef, "keep-ref", "", "with a remote: a ref of the fleet that follows the session's latest pushed snapshot (vfsd ref list)")
 }
 
 func (sf *sessionFlags) request() api.CreateSessionRequest {
-	return api.CreateSessionRequest{ID: sf.id, Policy: sf.policy, Profile: sf.profile, TTL: sf.ttl, Contract: sf.contract, Label: sf.label}
+	return api.CreateSessionRequest{ID: sf.id, Policy: sf.policy, Profile: sf.profile, TTL: sf.ttl, Contract: sf.contract, Label: sf.label, KeepRef: sf.keepRef}
 }
 
 func newSessionCreateCmd(g *globalFlags) *cobra.Command {
@@ -564,4 +565,61 @@ func printRebase(w io.Writer, id string, r *api.RebaseReport) {
 	if !r.DryRun && r.Seq != r.SeqBefore {
 		fmt.Fprintf(w, "undo: vfsd session rewind %s --to @%d\n", id, r.SeqBefore)
 	}
+}
+
+func newSessionMoveCmd(g *globalFlags) *cobra.Command {
+	var to string
+	cmd := remoteCmd(g, &cobra.Command{
+		Use:   "move SESSION --to DAEMON",
+		Short: "Hand a session to another daemon of the fleet (sharing --remote)",
+		Long: `Freezes the session (calls in flight finish, new ones are refused),
+snapshots and pushes it, and rewrites its owner record in the bucket, by
+compare-and-swap, to name DAEMON at the next epoch. DAEMON takes it up on the
+first call that names it (a lazy fork of the pushed snapshot). The copy here is
+fenced: its tools answer 'fenced', naming DAEMON. See docs/fleets.md.`,
+		Example: `  vfsd daemon list                 # the fleet's daemons
+  vfsd session move review --to build-2`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		if to == "" {
+			return usageError{fmt.Errorf("name the receiving daemon with --to (vfsd daemon list shows them)")}
+		}
+		r, err := c.MoveSession(cmd.Context(), args[0], to)
+		if err != nil {
+			return err
+		}
+		return out.print(r, func(w io.Writer) {
+			fmt.Fprintf(w, "moved session %s to %s (epoch %d) at snapshot %s in %.0f ms; its next call there takes it up\n",
+				r.Session, r.To, r.Epoch, short(r.Snapshot), r.Ms["freeze"]+r.Ms["snapshot"]+r.Ms["push"]+r.Ms["handoff"])
+		})
+	})
+	cmd.Flags().StringVar(&to, "to", "", "the receiving daemon's fleet name")
+	return cmd
+}
+
+func newSessionTakeCmd(g *globalFlags) *cobra.Command {
+	return remoteCmd(g, &cobra.Command{
+		Use:   "take SESSION",
+		Short: "Take over a session of the fleet whose owner's lease ended (it crashed, or is paused or cut off)",
+		Long: `Makes this daemon the owner of SESSION at the next epoch, from its head (the
+latest snapshot its owner pushed), once the owner's lease has ended by this
+daemon's clock (plus --max-clock-skew). The old owner, should it come back, is
+fenced at its next write; what it had acknowledged stays in its pushed
+snapshots and its read-only copy. A live owner is refused: move the session
+from there instead (vfsd session move).`,
+		Example: `  vfsd session take review`,
+		Args:    usageArgs(cobra.ExactArgs(1)),
+	}, func(cmd *cobra.Command, args []string, c *client.Client, out *output) error {
+		s, err := c.TakeSession(cmd.Context(), args[0])
+		if err != nil {
+			return err
+		}
+		return out.print(s, func(w io.Writer) {
+			epoch := uint64(0)
+			if s.Owner != nil {
+				epoch = s.Owner.Epoch
+			}
+			fmt.Fprintf(w, "took session %s (epoch %d) from snapshot %s\n", s.ID, epoch, short(s.Base))
+		})
+	})
 }

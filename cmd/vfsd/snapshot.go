@@ -65,32 +65,56 @@ func newSnapshotCreateCmd(g *globalFlags) *cobra.Command {
 
 func newSnapshotListCmd(g *globalFlags) *cobra.Command {
 	var session string
+	var local bool
 	cmd := remoteCmd(g, &cobra.Command{
-		Use:   "list [--session SESSION]",
-		Short: "List snapshots, newest first",
+		Use:   "list [--session SESSION] [--local]",
+		Short: "List snapshots, newest first: this daemon's and, with a remote, the fleet's",
 		Example: `  vfsd snapshot list
+  vfsd snapshot list --local             # this daemon's only
   vfsd snapshot list --session review --json | jq -r '.snapshots[0].id'`,
 		Args: usageArgs(cobra.NoArgs),
 	}, func(cmd *cobra.Command, _ []string, c *client.Client, out *output) error {
-		list, err := c.Snapshots(cmd.Context(), session)
+		sl, err := c.SnapshotList(cmd.Context(), session, local)
 		if err != nil {
 			return err
 		}
-		return out.print(api.SnapshotList{Snapshots: list}, func(w io.Writer) {
+		list := sl.Snapshots
+		if sl.FleetError != "" {
+			fmt.Fprintln(cmd.ErrOrStderr(), "vfsd: "+sl.FleetError)
+		}
+		return out.print(sl, func(w io.Writer) {
 			if len(list) == 0 {
 				fmt.Fprintln(w, "no snapshots; take one with vfsd snapshot create SESSION")
 				return
 			}
 			tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tCREATED\tSESSION\tFILES\tSIZE\tLABEL")
+			fleet := false
 			for _, s := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", short(s.ID), s.CreatedAt.Local().Format(time.DateTime),
-					orDash(s.Session), s.Files, sizeText(s.Bytes), s.Label)
+				fleet = fleet || s.Daemon != ""
+			}
+			if !fleet {
+				fmt.Fprintln(tw, "ID\tCREATED\tSESSION\tFILES\tSIZE\tLABEL")
+			} else {
+				fmt.Fprintln(tw, "ID\tCREATED\tSESSION\tDAEMON\tWHERE\tFILES\tSIZE\tLABEL")
+			}
+			for _, s := range list {
+				if !fleet {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", short(s.ID), s.CreatedAt.Local().Format(time.DateTime),
+						orDash(s.Session), s.Files, sizeText(s.Bytes), s.Label)
+					continue
+				}
+				where := "local"
+				if s.Remote {
+					where = "remote"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", short(s.ID), s.CreatedAt.Local().Format(time.DateTime),
+					orDash(s.Session), orDash(s.Daemon), where, s.Files, sizeText(s.Bytes), s.Label)
 			}
 			tw.Flush()
 		})
 	})
 	cmd.Flags().StringVar(&session, "session", "", "only the snapshots taken of this session")
+	cmd.Flags().BoolVar(&local, "local", false, "list this daemon's snapshots only, not the fleet's")
 	return cmd
 }
 
@@ -139,16 +163,20 @@ func newSnapshotRestoreCmd(g *globalFlags) *cobra.Command {
 
 func newSnapshotForkCmd(g *globalFlags) *cobra.Command {
 	var (
-		sf      sessionFlags
-		session string
+		sf               sessionFlags
+		session, fromRef string
 	)
 	cmd := remoteCmd(g, &cobra.Command{
-		Use:   "fork (SNAPSHOT | --session SESSION) [--id ID] [--policy P | --policy-file F] [--ttl D]",
-		Short: "Create a session from a snapshot, or from a live session's current state",
+		Use:   "fork (SNAPSHOT | --session SESSION | --from-ref REF) [--id ID] [--policy P | --policy-file F] [--ttl D]",
+		Short: "Create a session from a snapshot, a ref of the fleet, or a live session's current state",
 		Example: `  vfsd snapshot fork 3f2a9c --id try-2
+  vfsd snapshot fork --from-ref team/main --id try-3
   vfsd snapshot fork --session review --id review-b --ttl 2h`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if session != "" {
+			if session != "" && fromRef != "" {
+				return usageError{fmt.Errorf("give --session or --from-ref, not both")}
+			}
+			if session != "" || fromRef != "" {
 				return usageArgs(cobra.NoArgs)(cmd, args)
 			}
 			return usageArgs(cobra.ExactArgs(1))(cmd, args)
@@ -160,9 +188,13 @@ func newSnapshotForkCmd(g *globalFlags) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		if session != "" {
+		switch {
+		case session != "":
 			resp, err = c.ForkSession(cmd.Context(), session, req)
-		} else {
+		case fromRef != "":
+			req.FromRef = fromRef
+			resp, err = c.CreateSession(cmd.Context(), req)
+		default:
 			resp, err = c.ForkSnapshot(cmd.Context(), args[0], req)
 		}
 		if err != nil {
@@ -172,6 +204,7 @@ func newSnapshotForkCmd(g *globalFlags) *cobra.Command {
 	})
 	sf.add(cmd)
 	cmd.Flags().StringVar(&session, "session", "", "fork this live session instead of a snapshot")
+	cmd.Flags().StringVar(&fromRef, "from-ref", "", "fork the snapshot this ref of the fleet points at (vfsd ref list)")
 	return cmd
 }
 

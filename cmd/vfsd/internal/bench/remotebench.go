@@ -83,6 +83,9 @@ type RemoteResult struct {
 	Snap10ChangedDirs       int     `json:"snap10_changed_dirs"` // directories on the 10 files' paths, root included: the manifests that must change
 	Snap10UploadedBytes     int64   `json:"snap10_uploaded_bytes"`
 	Snap10PushS             float64 `json:"snap10_push_s"`
+
+	// The fleet's control plane: hand-off and ref moves (fleetbench.go).
+	FleetResult
 }
 
 // remoteRound is one round's measurements.
@@ -91,6 +94,7 @@ type remoteRound struct {
 	pushUploaded                                  int
 	snap10Rep                                     api.PushReport
 	changedDirs                                   int
+	fleet                                         fleetRound
 }
 
 // remoteTreeFile places file i of the remote benchmark's workspace: 100
@@ -225,6 +229,11 @@ func Remote(ctx context.Context, opts RemoteOptions, out io.Writer) error {
 	res.Snap10UploadedManifests = last.snap10Rep.UploadedManifests
 	res.Snap10UploadedBytes = last.snap10Rep.UploadedBytes
 	res.Snap10ChangedDirs = last.changedDirs
+	fleet := make([]fleetRound, len(rounds))
+	for i, r := range rounds {
+		fleet[i] = r.fleet
+	}
+	res.FleetResult = fleetResult(fleet)
 	return json.NewEncoder(out).Encode(res)
 }
 
@@ -382,6 +391,13 @@ func remoteOnce(ctx context.Context, opts RemoteOptions, root, tree, base, prefi
 	fmt.Fprintf(opts.Log, "  push %v (%d objects), baseline %v, lazy read %v, snap10 push: %d blobs, %d records holding %d manifests\n",
 		rr.push.Round(time.Millisecond), rr.pushUploaded, rr.baseline.Round(time.Millisecond), rr.lazy.Round(time.Millisecond),
 		rep.UploadedBlobs, rep.Uploaded-rep.UploadedBlobs, rep.UploadedManifests)
+	fmt.Fprintln(opts.Log, "  hand-off A -> B against the manual way; ref moves against plain PUTs...")
+	if rr.fleet, err = fleetOnce(ctx, a, b, remote, "ws", first, round); err != nil {
+		return rr, fmt.Errorf("fleet: %w", err)
+	}
+	fmt.Fprintf(opts.Log, "  hand-off: move %v, first call on B %v; manual %v; ref move %v, plain PUT %v\n",
+		rr.fleet.handoffMove.Round(time.Millisecond), rr.fleet.handoffFirst.Round(time.Millisecond), rr.fleet.manual.Round(time.Millisecond),
+		rr.fleet.refMove.Round(100*time.Microsecond), rr.fleet.refPut.Round(100*time.Microsecond))
 	return rr, nil
 }
 

@@ -32,7 +32,9 @@ func TestRemoteSmoke(t *testing.T) {
 	require.Equal(t, 200+2, res.PushUploaded, "200 blobs, the import's record and the snapshot's")
 	for name, v := range map[string]float64{
 		"push": res.PushS, "baseline": res.BaselineCopyS, "fork": res.ForkFirstCallMs, "lazy read": res.LazyReadS,
-		"ratio": res.PushVsBaseline,
+		"ratio":               res.PushVsBaseline,
+		"hand-off first call": res.HandoffFirstCallMs, "hand-off move": res.HandoffMoveMs, "manual hand-off": res.ManualHandoffMs,
+		"ref move": res.RefMoveMs, "ref put baseline": res.RefPutBaselineMs,
 	} {
 		require.Positive(t, v, name)
 	}
