@@ -69,6 +69,8 @@ func TestOpenAPIValid(t *testing.T) {
 		switch {
 		case strings.HasSuffix(path, "/{$}"): // exactly the path
 			path = strings.TrimSuffix(path, "{$}")
+		case strings.HasSuffix(path, "...}"): // a wildcard taking the rest: one parameter in OpenAPI
+			path = strings.Replace(path, "...}", "}", 1)
 		case strings.HasSuffix(path, "/"): // a prefix: the rest is one parameter
 			require.Regexp(t, `^`+path+`\{[a-z]+\}$`, r.Path, "%s: prefix pattern %q", where, r.Pattern)
 			path = r.Path
@@ -180,6 +182,14 @@ var wireTypes = []struct {
 	{"DeleteSnapshotsResponse", reflect.TypeFor[api.DeleteSnapshotsResponse](), true},
 	{"PushReport", reflect.TypeFor[api.PushReport](), true},
 	{"RemoteStatus", reflect.TypeFor[api.RemoteStatus](), true},
+	{"SessionOwner", reflect.TypeFor[api.SessionOwner](), true},
+	{"MoveRequest", reflect.TypeFor[api.MoveRequest](), false},
+	{"MoveReport", reflect.TypeFor[api.MoveReport](), true},
+	{"Ref", reflect.TypeFor[api.Ref](), true},
+	{"RefRequest", reflect.TypeFor[api.RefRequest](), false},
+	{"RefList", reflect.TypeFor[api.RefList](), true},
+	{"Daemon", reflect.TypeFor[api.Daemon](), true},
+	{"DaemonList", reflect.TypeFor[api.DaemonList](), true},
 	{"RemoteGCReport", reflect.TypeFor[api.RemoteGCReport](), true},
 	{"UILoginRequest", reflect.TypeFor[api.UILoginRequest](), false},
 	{"UILoginResponse", reflect.TypeFor[api.UILoginResponse](), true},
@@ -377,6 +387,16 @@ func fill(t *testing.T, doc *openapi3.T, v reflect.Value, s *openapi3.Schema) {
 		v.SetUint(7)
 	case reflect.Float64:
 		v.SetFloat(1.5)
+	case reflect.Map:
+		var vals *openapi3.Schema
+		if s != nil && s.AdditionalProperties.Schema != nil {
+			vals = deref(doc, s.AdditionalProperties.Schema)
+		}
+		m := reflect.MakeMap(v.Type())
+		val := reflect.New(v.Type().Elem()).Elem()
+		fill(t, doc, val, vals)
+		m.SetMapIndex(reflect.ValueOf("k").Convert(v.Type().Key()), val)
+		v.Set(m)
 	default:
 		t.Fatalf("fill: a field of kind %s", v.Kind())
 	}

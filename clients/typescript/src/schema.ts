@@ -879,6 +879,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's ID. */
+                id: components["parameters"]["SessionID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hand a session to another daemon of the fleet
+         * @description Freezes the session, snapshots and pushes it, moves its ownership to `to` by compare-and-swap; the receiver forks it lazily and answers its next call, this daemon's copy is fenced (`fenced`). A crash of either side at any step leaves exactly one owner.
+         */
+        post: operations["moveSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/take": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's ID. */
+                id: components["parameters"]["SessionID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a session of the fleet over on this daemon
+         * @description Claims the session's ownership by compare-and-swap once its owner's lease has ended (or it was handed here), and forks its head lazily; the previous owner is fenced.
+         */
+        post: operations["takeSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the fleet's refs */
+        get: operations["listRefs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refs/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ref's name: letters, digits, '.', '_', '-' and '/' between segments. */
+                name: components["parameters"]["RefName"];
+            };
+            cookie?: never;
+        };
+        /** Describe a ref */
+        get: operations["getRef"];
+        /**
+         * Point a ref at a snapshot
+         * @description Moves the ref by compare-and-swap, retrying while others move it, unless `expect` makes the move conditional (then `conflict` when the ref moved). A local snapshot is pushed first.
+         */
+        put: operations["setRef"];
+        post?: never;
+        /** Remove a ref */
+        delete: operations["deleteRef"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/daemons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the daemons of the fleet */
+        get: operations["listDaemons"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -904,7 +1009,7 @@ export interface components {
          * @description The stable error codes, each sent with one HTTP status (`x-vfsd-status`). A client that meets a code it does not know treats it as `error`.
          * @enum {string}
          */
-        ErrorCode: "not_found" | "already_exists" | "conflict" | "invalid_input" | "invalid_path" | "invalid_pattern" | "too_large" | "forbidden" | "unauthorized" | "limit_exceeded" | "method_not_allowed" | "unavailable" | "error";
+        ErrorCode: "not_found" | "already_exists" | "conflict" | "invalid_input" | "invalid_path" | "invalid_pattern" | "too_large" | "forbidden" | "unauthorized" | "limit_exceeded" | "method_not_allowed" | "fenced" | "unavailable" | "error";
         /** @description 1-64 letters, digits, `_`, `.`, `-`, starting with a letter or digit. */
         SessionID: string;
         /**
@@ -1048,6 +1153,10 @@ export interface components {
             contract_options?: Record<string, unknown>;
             /** @description A note to remember the session by (at most `--max-label-bytes`, 1 KiB); forks do not inherit it. */
             label?: string;
+            /** @description A ref of the fleet whose snapshot the session starts from; instead of `base`. */
+            from_ref?: string;
+            /** @description A ref of the fleet that follows the session: moved to each snapshot of it pushed as its head. */
+            keep_ref?: string;
         };
         /** @description The answer to a session creation or fork. */
         CreateSessionResponse: {
@@ -1056,9 +1165,12 @@ export interface components {
             token: string;
             import?: components["schemas"]["ImportReport"];
         };
+        /** @description At least one of `ttl` and `keep_ref`. */
         UpdateSessionRequest: {
             /** @description Restarts the session's lifetime from now: a Go duration, or `0`/`never` for no expiry. */
-            ttl: string;
+            ttl?: string;
+            /** @description The ref of the fleet that follows the session from now on (`-` stops it). */
+            keep_ref?: string;
         };
         /** @description A session. */
         Session: {
@@ -1110,6 +1222,7 @@ export interface components {
             fork_budget_of?: string;
             /** @description In a listing: why the daemon cannot open the session, and what to do. */
             open_error?: string;
+            owner?: components["schemas"]["SessionOwner"];
         };
         SessionList: {
             sessions: components["schemas"]["Session"][];
@@ -1448,9 +1561,15 @@ export interface components {
             manifests: number;
             /** @description The incarnation of `session` it was taken of. */
             session_uid?: string;
+            /** @description The daemon of the fleet that pushed it, when the fleet's index names it. */
+            daemon?: string;
+            /** @description In the remote only, not fetched here yet (files and bytes are the index's). */
+            remote?: boolean;
         };
         SnapshotList: {
             snapshots: components["schemas"]["Snapshot"][];
+            /** @description Why the fleet's snapshots are missing from the list (the remote did not answer in time): the list holds this daemon's only. */
+            fleet_error?: string;
         };
         RestoreRequest: {
             /** @description A snapshot ID or unique prefix. */
@@ -2194,6 +2313,86 @@ export interface components {
             from: number;
             to: number;
         };
+        /** @description A session's ownership in the fleet as its daemon knows it. */
+        SessionOwner: {
+            /** @description The owner: this daemon, unless fenced. */
+            daemon: string;
+            epoch: number;
+            /**
+             * Format: date-time
+             * @description The lease's end as last written; absent before the session was claimed.
+             */
+            expires?: string;
+            /** @description The latest snapshot pushed as its head. */
+            head?: string;
+            /** @description Another daemon owns the session now: its tools answer `fenced` here. */
+            fenced?: boolean;
+            /** @description The daemon a hand-off in progress gives it to. */
+            moving?: string;
+            /** @description The ref that follows the session's head. */
+            keep_ref?: string;
+        };
+        MoveRequest: {
+            /** @description The receiving daemon's fleet name (GET /v1/daemons). */
+            to: string;
+        };
+        /** @description A hand-off: the session now belongs to `to`, at `epoch`, from `snapshot`. */
+        MoveReport: {
+            session: string;
+            from: string;
+            to: string;
+            epoch: number;
+            snapshot: string;
+            push?: components["schemas"]["PushReport"];
+            /** @description The steps' durations in ms: freeze, snapshot, push, handoff. */
+            ms: {
+                [key: string]: number;
+            };
+        };
+        /** @description A named pointer to a snapshot, shared by the fleet. */
+        Ref: {
+            name: string;
+            snapshot: string;
+            /** @description How often it moved. */
+            seq: number;
+            /** Format: date-time */
+            updated: string;
+            /** @description The daemon that moved it last. */
+            by: string;
+            /** @description Its previous snapshots, newest first. */
+            history?: string[];
+        };
+        RefRequest: {
+            /** @description A snapshot ID or unique prefix (local or in the fleet); a local one is pushed first. */
+            snapshot: string;
+            /** @description Move only while the ref points at this snapshot ID. */
+            expect?: string;
+            /** @description With an empty `expect`: only while the ref does not exist. */
+            expect_set?: boolean;
+        };
+        RefList: {
+            refs: components["schemas"]["Ref"][];
+            /** @description More refs than the listing bound. */
+            more?: boolean;
+        };
+        /** @description A member of the fleet. */
+        Daemon: {
+            name: string;
+            /** Format: date-time */
+            started: string;
+            /** Format: date-time */
+            heartbeat: string;
+            /** @description Its heartbeat is within three intervals. */
+            alive: boolean;
+            self?: boolean;
+            version?: string;
+            /** @description Sessions it owns. */
+            sessions: number;
+        };
+        DaemonList: {
+            self: string;
+            daemons: components["schemas"]["Daemon"][];
+        };
     };
     responses: {
         /** @description An API error. */
@@ -2320,6 +2519,8 @@ export interface components {
         DiffText: boolean;
         /** @description `json` (default) or `unified`: the whole diff as one `text/x-diff` document, as `git diff` prints it. */
         DiffFormat: "json" | "unified";
+        /** @description The ref's name: letters, digits, '.', '_', '-' and '/' between segments. */
+        RefName: string;
     };
     requestBodies: never;
     headers: never;
@@ -2418,6 +2619,14 @@ export type ListCheckpointsParams = components['schemas']['ListCheckpointsParams
 export type ListCheckpointsReceipt = components['schemas']['ListCheckpointsReceipt'];
 export type UndoToParams = components['schemas']['UndoToParams'];
 export type UndoToReceipt = components['schemas']['UndoToReceipt'];
+export type SessionOwner = components['schemas']['SessionOwner'];
+export type MoveRequest = components['schemas']['MoveRequest'];
+export type MoveReport = components['schemas']['MoveReport'];
+export type Ref = components['schemas']['Ref'];
+export type RefRequest = components['schemas']['RefRequest'];
+export type RefList = components['schemas']['RefList'];
+export type Daemon = components['schemas']['Daemon'];
+export type DaemonList = components['schemas']['DaemonList'];
 export type ResponseError = components['responses']['Error'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
@@ -2435,6 +2644,7 @@ export type ParameterSnapshotRef = components['parameters']['SnapshotRef'];
 export type ParameterProgress = components['parameters']['Progress'];
 export type ParameterDiffText = components['parameters']['DiffText'];
 export type ParameterDiffFormat = components['parameters']['DiffFormat'];
+export type ParameterRefName = components['parameters']['RefName'];
 export type $defs = Record<string, never>;
 export interface operations {
     health: {
@@ -3828,6 +4038,212 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+        };
+    };
+    moveSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's ID. */
+                id: components["parameters"]["SessionID"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveRequest"];
+            };
+        };
+        responses: {
+            /** @description The hand-off. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MoveReport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    takeSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The session's ID. */
+                id: components["parameters"]["SessionID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session, now this daemon's. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listRefs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RefList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getRef: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ref's name: letters, digits, '.', '_', '-' and '/' between segments. */
+                name: components["parameters"]["RefName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ref. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ref"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    setRef: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ref's name: letters, digits, '.', '_', '-' and '/' between segments. */
+                name: components["parameters"]["RefName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RefRequest"];
+            };
+        };
+        responses: {
+            /** @description The ref as moved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ref"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteRef: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ref's name: letters, digits, '.', '_', '-' and '/' between segments. */
+                name: components["parameters"]["RefName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+            default: components["responses"]["Error"];
+        };
+    };
+    listDaemons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The daemons. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DaemonList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+            default: components["responses"]["Error"];
         };
     };
 }
