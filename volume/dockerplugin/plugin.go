@@ -438,7 +438,7 @@ func (p *Plugin) get(r *http.Request) (any, error) {
 	status := map[string]any{
 		"session": sess.ID, "files": sess.Files, "bytes": sess.Bytes, "policy": sess.Policy,
 		"mounts": len(rec.MountIDs),
-		"see": "vfsd session show " + sess.ID + "; vfsd diff " + sess.ID,
+		"see":    "vfsd session show " + sess.ID + "; vfsd diff " + sess.ID,
 	}
 	for k, v := range map[string]string{"base": sess.Base, "fork_of": sess.ForkOf, "last_snapshot": sess.LastSnapshot} {
 		if v != "" {
