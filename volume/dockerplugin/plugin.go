@@ -177,7 +177,9 @@ type errResponse struct {
 }
 
 // serve decodes nothing itself: it bounds the body, runs h, and writes its
-// answer, or {"Err": ...} with status 200 as the protocol has errors.
+// answer, or {"Err": ...} with status 500. (Docker reads Err whatever the
+// status; Podman takes only a status other than 200 for a failure, so a
+// 200 with Err would make a refused create succeed there.)
 func (p *Plugin) serve(path string, h func(*http.Request) (any, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
@@ -185,7 +187,7 @@ func (p *Plugin) serve(path string, h func(*http.Request) (any, error)) http.Han
 		out, err := h(r)
 		if err != nil {
 			p.log.Info("docker plugin call failed", "call", path, "err", err, "ms", time.Since(start).Milliseconds())
-			writeJSON(w, http.StatusOK, errResponse{Err: message(err)})
+			writeJSON(w, http.StatusInternalServerError, errResponse{Err: message(err)})
 			return
 		}
 		p.log.Debug("docker plugin call", "call", path, "ms", time.Since(start).Milliseconds())
@@ -286,7 +288,7 @@ func (p *Plugin) create(r *http.Request) (any, error) {
 	}
 	resp, err := volume.Create(ctx, p.d, req.Name, "docker volume "+req.Name, o)
 	if err != nil {
-		return nil, fmt.Errorf("create volume %s: %s", req.Name, message(err))
+		return nil, errors.New(message(err)) // Docker and Podman name the volume
 	}
 	rec := &record{Name: req.Name, SessionUID: resp.Session.UID, Options: req.Opts, Created: time.Now().UTC()}
 	if err := p.save(rec); err != nil {
