@@ -7,15 +7,11 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/vfsd/vfsd/internal/loopback"
+	"github.com/vfsd/vfsd/internal/unixsock"
 )
-
-// maxSocketPath is the longest path a Unix socket may have on Linux.
-const maxSocketPath = 107
 
 // maxHeaderBytes bounds a request's headers: tokens are short, and no
 // route takes anything large in a header.
@@ -30,7 +26,7 @@ const maxHeaderBytes = 64 << 10
 func (s *Server) Serve(ctx context.Context) error {
 	d := s.d
 	defer d.Close()
-	unixLn, err := listenUnix(s.cfg.Socket)
+	unixLn, err := unixsock.Listen(s.cfg.Socket, "--socket")
 	if err != nil {
 		return err
 	}
@@ -120,50 +116,4 @@ func (s *Server) listenTCP() ([]net.Listener, error) {
 		return nil, fmt.Errorf("listen on %s: %w", s.cfg.Listen, err)
 	}
 	return lns, nil
-}
-
-// listenUnix listens on a Unix socket at path with mode 0600 from the
-// start: the socket is bound in a fresh private directory, restricted, and
-// renamed into place, so nobody else can connect in between. A stale
-// socket is replaced; a live one means another daemon serves there.
-func listenUnix(path string) (*net.UnixListener, error) {
-	if len(path) > maxSocketPath-16 {
-		return nil, fmt.Errorf("socket path %s is %d bytes; Unix sockets allow %d (with room for a temporary name, %d): choose a shorter --socket", path, len(path), maxSocketPath, maxSocketPath-16)
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("socket directory: %w", err)
-	}
-	if fi, err := os.Lstat(path); err == nil {
-		if fi.Mode()&os.ModeSocket == 0 {
-			return nil, fmt.Errorf("%s exists and is not a socket; remove it or choose another --socket", path)
-		}
-		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
-			c.Close()
-			return nil, fmt.Errorf("another vfsd is serving on %s; stop it first, or choose another --socket", path)
-		}
-		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("remove the stale socket %s: %w", path, err)
-		}
-	}
-	tmpDir, err := os.MkdirTemp(dir, ".s")
-	if err != nil {
-		return nil, fmt.Errorf("socket: %w", err)
-	}
-	defer os.RemoveAll(tmpDir)
-	tmp := filepath.Join(tmpDir, "s")
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s: %w", path, err)
-	}
-	ln.SetUnlinkOnClose(false)
-	if err := os.Chmod(tmp, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("socket: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("socket: %w", err)
-	}
-	return ln, nil
 }

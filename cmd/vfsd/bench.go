@@ -19,9 +19,10 @@ func newBenchCmd() *cobra.Command {
 		Example: `  vfsd bench cow
   vfsd bench import --tree ~/src/linux
   vfsd bench mount --targets native,vfsd,vfsd_overlay --steps untar,grep
-  vfsd bench remote --files 50000`,
+  vfsd bench remote --files 50000
+  vfsd bench volumes --docker-host unix:///run/docker.sock`,
 	}
-	cmd.AddCommand(newBenchCowCmd(), newBenchImportCmd(), newBenchToolsCmd(), newBenchMountCmd(), newBenchRemoteCmd(), newBenchReopenReadCmd(), newBenchRoundTripCmd())
+	cmd.AddCommand(newBenchCowCmd(), newBenchImportCmd(), newBenchToolsCmd(), newBenchMountCmd(), newBenchRemoteCmd(), newBenchReopenReadCmd(), newBenchRoundTripCmd(), newBenchVolumesCmd())
 	return cmd
 }
 
@@ -313,5 +314,71 @@ round's objects are removed afterwards. Prints one JSON object of medians.`,
 	cmd.Flags().IntVar(&opts.Parallel, "parallel", 16, "uploads at once for the baseline (the push uses the daemon's 16), read_file calls in flight for the lazy read")
 	cmd.Flags().StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of the first round's fork and first tool call to this file")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
+	return cmd
+}
+
+// newBenchVolumesCmd times making container volumes from one snapshot
+// against copying the tree into each (docs/volumes.md).
+func newBenchVolumesCmd() *cobra.Command {
+	var (
+		docker                   bench.DockerVolumesOptions
+		sizes, backends, dockerH string
+		quiet                    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "volumes",
+		Short: "Time ten volumes forked from one snapshot and mounted, against a volume filled with cp -a each",
+		Example: `  vfsd bench volumes
+  vfsd bench volumes --files 2000 --rounds 5 --backends fuse
+  vfsd bench volumes --docker-host unix:///run/docker.sock    # baseline: docker volume create + cp -a`,
+		Long: `For each --files size, writes a workspace of small text files (100 per
+directory), stages it as a volume of the Docker volume plugin (in this
+process, on its own socket, as dockerd would call it) and snapshots it. Each
+round then makes --volumes volumes, interleaved with the baseline and in a
+rotating order:
+
+  vfsd (docker_plugin): /VolumeDriver.Create with -o fork=SNAPSHOT and
+    -o backend=B, /VolumeDriver.Mount, then cat of one file in the mount;
+  baseline: docker volume create (local driver) and cp -a of the tree into
+    its directory, then cat of the same file (cp -a into a fresh directory
+    alone without --docker-host or when it does not answer).
+
+Prints one JSON object per size and backend: medians over the rounds of the
+total and of the time to the first volume's read, and ratio =
+baseline_ms / vfsd_ms. Needs root and /dev/fuse (overlay: Linux 6.5+).`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, s := range strings.Split(sizes, ",") {
+				n, err := strconv.Atoi(strings.TrimSpace(s))
+				if err != nil || n <= 0 {
+					return usageError{fmt.Errorf("--files %q: give positive numbers, comma-separated", sizes)}
+				}
+				docker.Sizes = append(docker.Sizes, n)
+			}
+			for _, b := range strings.Split(backends, ",") {
+				if b = strings.TrimSpace(b); b != "fuse" && b != "overlay" {
+					return usageError{fmt.Errorf("--backends %q: use fuse, overlay or both", backends)}
+				}
+				docker.Backends = append(docker.Backends, strings.TrimSpace(b))
+			}
+			if docker.Volumes <= 0 || docker.Rounds <= 0 {
+				return usageError{fmt.Errorf("--volumes and --rounds must be positive")}
+			}
+			docker.DockerHost = dockerH
+			docker.Log = os.Stderr
+			if quiet {
+				docker.Log = nil
+			}
+			return bench.DockerVolumes(cmd.Context(), docker, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&sizes, "files", "2000,50000", "workspace sizes in files, comma-separated")
+	f.IntVar(&docker.Volumes, "volumes", 10, "volumes made per round")
+	f.IntVar(&docker.Rounds, "rounds", 3, "interleaved rounds; medians are reported")
+	f.StringVar(&backends, "backends", "fuse,overlay", "the plugin's mount backends to time (overlay is left out where it cannot mount)")
+	f.StringVar(&dockerH, "docker-host", os.Getenv("DOCKER_HOST"), "a dockerd for the baseline's docker volume create (default $DOCKER_HOST; none: cp -a alone)")
+	f.StringVar(&docker.Dir, "dir", "", "where to work (default: the system temp dir)")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/vfsd/vfsd/daemon"
 	"github.com/vfsd/vfsd/httpapi"
+	"github.com/vfsd/vfsd/volume/dockerplugin"
 )
 
 func newServeCmd(g *globalFlags) *cobra.Command {
@@ -35,6 +37,7 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 		fleetName                            string
 		fleetLease, clockSkew                time.Duration
 		rootDirs                             string
+		dockerPlugin                         string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve [--data-dir DIR] [--socket PATH] [--listen ADDR] [--allow-root DIR]...",
@@ -42,7 +45,8 @@ func newServeCmd(g *globalFlags) *cobra.Command {
 		Example: `  vfsd serve --allow-root ~/src
   vfsd serve --allow-root ~/src --listen 127.0.0.1:7070     # TCP too, behind tokens
   vfsd serve --data-dir /var/lib/vfsd --socket /run/vfsd.sock --default-ttl 24h
-  VFSD_ADDR=127.0.0.1:7070 vfsd session list                # a client over TCP (admin token from the data dir)`,
+  VFSD_ADDR=127.0.0.1:7070 vfsd session list                # a client over TCP (admin token from the data dir)
+  vfsd serve --allow-root /src --docker-plugin              # and Docker volumes: docker volume create -d vfsd ...`,
 		Long: `Runs the vfsd daemon until interrupted (SIGINT or SIGTERM), then shuts down
 gracefully: requests in flight finish, FUSE mounts are unmounted (and mounted
 again at the next start), sessions are closed and flushed.
@@ -58,7 +62,12 @@ with mode 0600) or a session's token (returned when the session is created;
 it reaches that session only).
 
 Host folders can be staged into sessions (and changes applied back) only from
-beneath an --allow-root directory. The API is documented in docs/api.md.`,
+beneath an --allow-root directory. The API is documented in docs/api.md.
+
+--docker-plugin also serves the Docker (and Podman) volume plugin protocol,
+on /run/docker/plugins/vfsd.sock or the socket given (its name less .sock is
+the driver's name): docker volume create -d vfsd -o folder=DIR ws1 makes
+session ws1, docker run -v ws1:/work mounts it. See docs/volumes.md.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var level slog.Level
@@ -100,6 +109,14 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 			if rootDirs != daemon.RootDirsFUSE && rootDirs != daemon.RootDirsCopy {
 				return usageError{fmt.Errorf("--root-dirs %q: use fuse or copy", rootDirs)}
 			}
+			if dockerPlugin != "" {
+				abs, err := filepath.Abs(dockerPlugin)
+				if err != nil {
+					return usageError{fmt.Errorf("--docker-plugin %s: %w", dockerPlugin, err)}
+				}
+				dockerPlugin = abs
+				cfg.PrivatePaths = append(cfg.PrivatePaths, dockerPlugin)
+			}
 			if blobBytes <= 0 || maxLabel <= 0 {
 				return usageError{errors.New("--max-blob-bytes and --max-label-bytes must be positive")}
 			}
@@ -113,6 +130,9 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 					tf = filepath.Join(dataDir, "token")
 				}
 				cfg.Logger.Info("TCP requests need a bearer token; the admin token is in " + tf)
+			}
+			if dockerPlugin != "" {
+				return serveWithDockerPlugin(cmd.Context(), d, dockerPlugin)
 			}
 			return d.Serve(cmd.Context())
 		},
@@ -140,7 +160,41 @@ beneath an --allow-root directory. The API is documented in docs/api.md.`,
 	f.DurationVar(&clockSkew, "max-clock-skew", 0, "the most the fleet's clocks may disagree: a daemon takes an ended lease over only this long after its end (default 2s)")
 	f.StringVar(&rootDirs, "root-dirs", daemon.RootDirsFUSE, "how a session whose contract has a directory on disk (weakincentives' root_path) gets it: fuse (a mount of the session; a copy where mounting fails) or copy (written out when the state is read)")
 	f.DurationVar(&remoteGrace, "remote-grace", 0, "remote garbage collection keeps unreferenced objects younger than this (default 24h; longer than any push takes)")
+	f.StringVar(&dockerPlugin, "docker-plugin", "", "also serve Docker's volume plugin protocol on this socket (alone: "+dockerplugin.DefaultSocket+"); see docs/volumes.md")
+	f.Lookup("docker-plugin").NoOptDefVal = dockerplugin.DefaultSocket
 	return cmd
+}
+
+// serveWithDockerPlugin serves the API and, on socket, the Docker volume
+// plugin protocol over the same daemon, until ctx ends; the plugin stops
+// first, so no volume call reaches a daemon shutting down.
+func serveWithDockerPlugin(ctx context.Context, srv *httpapi.Server, socket string) error {
+	d := srv.Daemon()
+	p, err := dockerplugin.New(d, dockerplugin.Config{Socket: socket, StateDir: filepath.Join(d.Config().DataDir, "docker-plugin")})
+	if err != nil {
+		d.Close()
+		return err
+	}
+	pctx, stopPlugin := context.WithCancel(context.Background())
+	defer stopPlugin()
+	perr := make(chan error, 1)
+	go func() { perr <- p.Serve(pctx) }()
+	apiCtx, stopAPI := context.WithCancel(ctx)
+	defer stopAPI()
+	aerr := make(chan error, 1)
+	go func() { aerr <- srv.Serve(apiCtx) }()
+	var pluginErr error
+	select {
+	case <-ctx.Done():
+		stopPlugin()
+		pluginErr = <-perr
+	case pluginErr = <-perr: // the plugin could not serve: stop everything
+		stopAPI()
+	case err := <-aerr:
+		stopPlugin()
+		return errors.Join(err, <-perr)
+	}
+	return errors.Join(pluginErr, <-aerr)
 }
 
 // noLimit turns a command-line limit (0: none) into a daemon.Config one
