@@ -59,6 +59,7 @@ type daemonProc struct {
 	dataDir string
 	socket  string
 	args    []string
+	verb    string // "serve" when empty; "csi" runs the CSI driver
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	waitErr error
@@ -89,7 +90,11 @@ func startDaemon(t testing.TB, dataDir, socket string, args ...string) *daemonPr
 func (p *daemonProc) start() {
 	t := p.t
 	t.Helper()
-	args := append([]string{"serve", "--data-dir", p.dataDir, "--socket", p.socket}, p.args...)
+	verb := p.verb
+	if verb == "" {
+		verb = "serve"
+	}
+	args := append([]string{verb, "--data-dir", p.dataDir, "--socket", p.socket}, p.args...)
 	p.cmd = exec.Command(p.bin, args...)
 	p.cmd.Env = append(os.Environ(), "GORACE=halt_on_error=1")
 	stderr, err := p.cmd.StderrPipe()
