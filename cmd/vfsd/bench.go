@@ -19,9 +19,10 @@ func newBenchCmd() *cobra.Command {
 		Example: `  vfsd bench cow
   vfsd bench import --tree ~/src/linux
   vfsd bench mount --targets native,vfsd,vfsd_overlay --steps untar,grep
-  vfsd bench remote --files 50000`,
+  vfsd bench remote --files 50000
+  sudo vfsd bench volumes`,
 	}
-	cmd.AddCommand(newBenchCowCmd(), newBenchImportCmd(), newBenchToolsCmd(), newBenchMountCmd(), newBenchRemoteCmd(), newBenchReopenReadCmd(), newBenchRoundTripCmd())
+	cmd.AddCommand(newBenchCowCmd(), newBenchImportCmd(), newBenchToolsCmd(), newBenchMountCmd(), newBenchRemoteCmd(), newBenchVolumesCmd(), newBenchReopenReadCmd(), newBenchRoundTripCmd())
 	return cmd
 }
 
@@ -311,5 +312,73 @@ round's objects are removed afterwards. Prints one JSON object of medians.`,
 	cmd.Flags().IntVar(&opts.Parallel, "parallel", 16, "uploads at once for the baseline (the push uses the daemon's 16), read_file calls in flight for the lazy read")
 	cmd.Flags().StringVar(&opts.CPUProfile, "cpuprofile", "", "write a CPU profile of the first round's fork and first tool call to this file")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
+	return cmd
+}
+
+// newBenchVolumesCmd times volumes as container platforms get them: the
+// CSI driver's path (vfsd csi) against copying the tree.
+func newBenchVolumesCmd() *cobra.Command {
+	var (
+		csiOpts bench.VolumesCSIOptions
+		paths   []string
+		quiet   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "volumes",
+		Short: "Time volumes forked from one snapshot and published to containers, against cp -a of the tree",
+		Example: `  sudo vfsd bench volumes
+  sudo vfsd bench volumes --files 2000 --backends fuse --repeats 5`,
+		Long: `For each workspace size (--files) and mount backend, through the CSI driver
+in this process over its Unix socket (paths: csi): a volume is staged from
+the tree and snapshotted (CreateSnapshot, which builds the overlay metadata
+layer ahead); then, in interleaved rounds, --forks volumes are created from
+the snapshot and published at pods' target paths (forks_ready_ms,
+fork_ready_ms each) against cp -a of the tree as many times (copies_ms);
+a fresh fork is published and a bubblewrap container bind-mounting it reads
+a file (publish_to_read_ms) against the same container on a plain directory
+(container_read_ms) and cp -a then the container (copy_to_read_ms). With the
+overlay backend: the metadata layer built from nothing (meta_cold_ms), and a
+fork's create and publish when it was not built ahead (fork_ready_cold_ms).
+Prints one JSON object of medians per size and backend. Needs root and
+bubblewrap.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if csiOpts.Forks <= 0 || csiOpts.Repeats <= 0 {
+				return usageError{fmt.Errorf("--forks and --repeats must be positive")}
+			}
+			for _, n := range csiOpts.Sizes {
+				if n <= 0 {
+					return usageError{fmt.Errorf("--files must be positive sizes, got %d", n)}
+				}
+			}
+			for _, b := range csiOpts.Backends {
+				if b != "fuse" && b != "overlay" {
+					return usageError{fmt.Errorf("--backends %q: use fuse and overlay", b)}
+				}
+			}
+			if !quiet {
+				csiOpts.Log = os.Stderr
+			}
+			for _, p := range paths {
+				switch p {
+				case "csi":
+					if err := bench.VolumesCSI(cmd.Context(), csiOpts, cmd.OutOrStdout()); err != nil {
+						return err
+					}
+				default:
+					return usageError{fmt.Errorf("--paths %q: use csi", p)}
+				}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&paths, "paths", []string{"csi"}, "the volume paths to time: csi")
+	f.IntSliceVar(&csiOpts.Sizes, "files", []int{2000, 50000}, "workspace sizes, in files")
+	f.IntVar(&csiOpts.Forks, "forks", 10, "volumes forked from one snapshot per round")
+	f.IntVar(&csiOpts.Repeats, "repeats", 3, "interleaved rounds; the median is reported")
+	f.StringSliceVar(&csiOpts.Backends, "backends", nil, "mount backends: fuse, overlay (default: both, overlay where it can mount)")
+	f.StringVar(&csiOpts.Dir, "dir", "", "directory for the trees, the copies and the daemon (default: the system temp dir)")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
 }
