@@ -3,7 +3,6 @@ package csi
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sort"
 	"strconv"
@@ -24,7 +23,7 @@ import (
 // ListSnapshots tells the driver's snapshots from the others.
 const snapshotLabelPrefix = "csi snapshot "
 
-// ControllerGetCapabilities: volumes, clones, snapshots and their listing.
+// ControllerGetCapabilities: volumes, clones, snapshots, and listing both.
 func (drv *Driver) ControllerGetCapabilities(ctx context.Context, req *csipb.ControllerGetCapabilitiesRequest) (*csipb.ControllerGetCapabilitiesResponse, error) {
 	var caps []*csipb.ControllerServiceCapability
 	for _, t := range []csipb.ControllerServiceCapability_RPC_Type{
@@ -32,6 +31,8 @@ func (drv *Driver) ControllerGetCapabilities(ctx context.Context, req *csipb.Con
 		csipb.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT,
 		csipb.ControllerServiceCapability_RPC_LIST_SNAPSHOTS,
 		csipb.ControllerServiceCapability_RPC_CLONE_VOLUME,
+		csipb.ControllerServiceCapability_RPC_LIST_VOLUMES,
+		csipb.ControllerServiceCapability_RPC_GET_SNAPSHOT,
 	} {
 		caps = append(caps, &csipb.ControllerServiceCapability{Type: &csipb.ControllerServiceCapability_Rpc{
 			Rpc: &csipb.ControllerServiceCapability_RPC{Type: t}}})
@@ -457,4 +458,57 @@ func isCode(err error, code string) bool {
 	return errors.Is(err, &api.Error{Code: code})
 }
 
-var _ = fmt.Sprintf
+// GetSnapshot describes the vfsd snapshot of that (full) ID.
+func (drv *Driver) GetSnapshot(ctx context.Context, req *csipb.GetSnapshotRequest) (*csipb.GetSnapshotResponse, error) {
+	id := req.GetSnapshotId()
+	if id == "" {
+		return nil, invalid("GetSnapshot: snapshot_id is required")
+	}
+	if !fullSnapshotID(id) {
+		return nil, status.Errorf(codes.NotFound, "GetSnapshot: snapshot %q does not exist (a vfsd snapshot ID is 64 hex digits)", id)
+	}
+	s, err := drv.d.GetSnapshot(ctx, id)
+	if err != nil {
+		return nil, grpcErr(err, "GetSnapshot %s", id)
+	}
+	return &csipb.GetSnapshotResponse{Snapshot: drv.csiSnapshot(ctx, s)}, nil
+}
+
+// ListVolumes lists the persistent volumes the driver created, by ID,
+// max_entries at a time, starting_token being the index to go on from.
+func (drv *Driver) ListVolumes(ctx context.Context, req *csipb.ListVolumesRequest) (*csipb.ListVolumesResponse, error) {
+	if req.GetMaxEntries() < 0 {
+		return nil, invalid("ListVolumes: max_entries cannot be negative")
+	}
+	recs, err := drv.recs.list()
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "ListVolumes: %v", err)
+	}
+	recs = slices.DeleteFunc(recs, func(r *volumeRecord) bool {
+		if r.Ephemeral {
+			return true
+		}
+		_, err := drv.d.Session(ctx, r.ID)
+		return err != nil // a record whose session is not made yet, or gone
+	})
+	start := 0
+	if tok := req.GetStartingToken(); tok != "" {
+		n, err := strconv.Atoi(tok)
+		if err != nil || n < 0 || n > len(recs) {
+			return nil, status.Errorf(codes.Aborted, "ListVolumes: starting_token %q is not one this driver gave; list again from the start", tok)
+		}
+		start = n
+	}
+	end := len(recs)
+	if m := int(req.GetMaxEntries()); m > 0 && start+m < end {
+		end = start + m
+	}
+	resp := &csipb.ListVolumesResponse{}
+	for _, r := range recs[start:end] {
+		resp.Entries = append(resp.Entries, &csipb.ListVolumesResponse_Entry{Volume: drv.createResponse(r).GetVolume()})
+	}
+	if end < len(recs) {
+		resp.NextToken = strconv.Itoa(end)
+	}
+	return resp, nil
+}

@@ -75,6 +75,29 @@ func (r *records) get(id string) (*volumeRecord, error) {
 	return &rec, nil
 }
 
+// list returns every record, by ID.
+func (r *records) list() ([]*volumeRecord, error) {
+	ents, err := os.ReadDir(r.dir)
+	if err != nil {
+		return nil, fmt.Errorf("csi state: %w", err)
+	}
+	var out []*volumeRecord
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok {
+			continue
+		}
+		rec, err := r.get(id)
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil {
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}
+
 func (r *records) put(rec *volumeRecord) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
