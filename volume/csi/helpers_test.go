@@ -41,6 +41,7 @@ type env struct {
 type envOpts struct {
 	backend       string
 	inlineFolders bool
+	remote        string // the daemon's --remote
 }
 
 // requireRoot skips unless the test runs as root with /dev/fuse: the
@@ -75,7 +76,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if testing.Verbose() {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	e.d, err = daemon.New(context.Background(), daemon.Config{DataDir: e.dataDir, AllowRoots: []string{e.allow}, Logger: logger})
+	e.d, err = daemon.New(context.Background(), daemon.Config{DataDir: e.dataDir, AllowRoots: []string{e.allow}, Logger: logger, Remote: o.remote})
 	require.NoError(t, err)
 	drv, err := csi.New(e.d, csi.Options{NodeID: "node-1", StateDir: filepath.Join(e.dataDir, "csi"),
 		TargetRoot: e.kubelet, DefaultBackend: o.backend, InlineFolders: o.inlineFolders, Logger: logger})
