@@ -1,6 +1,7 @@
 package csi
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -116,6 +117,14 @@ func (drv *Driver) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRequ
 	if err := drv.createSession(ctx, rec); err != nil {
 		_ = drv.recs.remove(rec.ID) // a failed creation leaves nothing behind
 		return nil, grpcErr(err, "CreateVolume %s", name)
+	}
+	// The overlay's metadata layer of the volume's first state, built now
+	// so that its publish does not pay for it (cached by state: a fork of
+	// a snapshot CreateSnapshot prepared finds it built).
+	if s, err := drv.d.Session(ctx, rec.ID); err == nil {
+		if base := cmp.Or(s.Base, s.ImportSnapshot); base != "" {
+			drv.prepareOverlay(ctx, rec.ID, base)
+		}
 	}
 	drv.log.Info("csi volume created", "volume", rec.ID, "name", name, "from_snapshot", rec.FromSnapshot,
 		"from_volume", rec.FromVolume, "folders", len(p.Folders), "backend", p.Backend)

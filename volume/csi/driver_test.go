@@ -31,6 +31,23 @@ func mountAt(t *testing.T, dir string) *mountinfo.Mount {
 	return nil
 }
 
+// metaLayers counts the overlay metadata layers the daemon has built.
+func metaLayers(t *testing.T, e *env) int {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(e.dataDir, "overlay", "meta"))
+	if os.IsNotExist(err) {
+		return 0
+	}
+	require.NoError(t, err)
+	n := 0
+	for _, d := range ents {
+		if d.IsDir() && !strings.HasPrefix(d.Name(), ".") {
+			n++
+		}
+	}
+	return n
+}
+
 // writeTree writes files (path → content) under dir.
 func writeTree(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
@@ -69,8 +86,14 @@ func TestStagedVolumeLifecycle(t *testing.T) {
 				VolumeCapabilities: []*csipb.VolumeCapability{mountCap()}})
 			requireCode(t, codes.AlreadyExists, err)
 
+			if backend == api.BackendOverlay {
+				require.Equal(t, 1, metaLayers(t, e), "CreateVolume built the overlay metadata layer")
+			}
 			target := e.target("pod-a", "pvc-1")
 			require.NoError(t, e.publish("pvc-1", target, nil))
+			if backend == api.BackendOverlay {
+				require.Equal(t, 1, metaLayers(t, e), "the publish found it built: the same state's layer")
+			}
 			require.NoError(t, e.publish("pvc-1", target, nil), "publish is idempotent")
 			m := mountAt(t, target)
 			require.NotNil(t, m, "mounted at the target")
@@ -117,8 +140,10 @@ func TestStagedVolumeLifecycle(t *testing.T) {
 				require.NoError(t, err)
 				require.EqualValues(t, 3, s.Files, "%s has what the pod wrote", id)
 			}
+			layers := metaLayers(t, e)
 			ft := e.target("pod-b", "pvc-fork")
 			require.NoError(t, e.publish("pvc-fork", ft, nil))
+			require.Equal(t, layers, metaLayers(t, e), "the fork's layer was built at CreateSnapshot")
 			b, err = os.ReadFile(filepath.Join(ft, "out.txt"))
 			require.NoError(t, err)
 			require.Equal(t, "from the pod", string(b))
