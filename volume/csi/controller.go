@@ -114,6 +114,10 @@ func (drv *Driver) CreateVolume(ctx context.Context, req *csipb.CreateVolumeRequ
 	if err := drv.recs.put(rec); err != nil {
 		return nil, status.Errorf(codes.Internal, "CreateVolume %s: %v", name, err)
 	}
+	// Staging a large folder can outlast the caller's deadline (the
+	// provisioner's is 10 s by default): the creation goes on without it,
+	// and the retry, waiting on the volume's lock, finds it done.
+	ctx = context.WithoutCancel(ctx)
 	if err := drv.createSession(ctx, rec); err != nil {
 		_ = drv.recs.remove(rec.ID) // a failed creation leaves nothing behind
 		return nil, grpcErr(err, "CreateVolume %s", name)
@@ -331,6 +335,7 @@ func (drv *Driver) CreateSnapshot(ctx context.Context, req *csipb.CreateSnapshot
 	if _, err := drv.d.Session(ctx, src); err != nil {
 		return nil, grpcErr(err, "CreateSnapshot %s of volume %s", name, src)
 	}
+	ctx = context.WithoutCancel(ctx) // as CreateVolume: a retry finds it done
 	snap, err := drv.d.Snapshot(ctx, src, label, nil)
 	if err != nil {
 		return nil, grpcErr(err, "CreateSnapshot %s of volume %s", name, src)

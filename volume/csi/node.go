@@ -96,6 +96,7 @@ func (drv *Driver) NodePublishVolume(ctx context.Context, req *csipb.NodePublish
 		backend = vctx[ParamBackend] // a statically provisioned volume's attribute
 	}
 	start := time.Now()
+	ctx = context.WithoutCancel(ctx) // a mount is not left half made when the kubelet gives up waiting
 	err = drv.mountAt(ctx, id, target, api.MountRequest{Dir: target, ReadOnly: readOnly, Backend: backend,
 		AllowOther: true})
 	if err != nil {
@@ -166,6 +167,7 @@ func (drv *Driver) ensureInline(ctx context.Context, vol, target string, vctx ma
 	case serr != nil && !isCode(serr, api.CodeNotFound):
 		return "", nil, grpcErr(serr, "NodePublishVolume %s", vol)
 	}
+	ctx = context.WithoutCancel(ctx) // as CreateVolume: a retry finds it done
 	rec := &volumeRecord{ID: id, Name: vol, Ephemeral: true, Params: p, Target: target, Created: time.Now().UTC()}
 	if err := drv.recs.put(rec); err != nil {
 		return "", nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", vol, err)
