@@ -54,7 +54,7 @@ func (d *Daemon) overlayStateDir(id, dir string) string {
 func (d *Daemon) mountOverlay(e *entry, fm api.FuseMount) error {
 	m, err := overlay.New(context.Background(), d.repo, e.s, fm.Dir, overlay.Options{
 		StateDir:     d.overlayStateDir(e.id, fm.Dir),
-		MetaCache:    filepath.Join(d.cfg.DataDir, "overlay", "meta"),
+		MetaCache:    d.overlayMetaCache(),
 		ReadOnly:     fm.ReadOnly,
 		AllowSetID:   fm.AllowSetID,
 		AllowDevices: fm.AllowDevices,

@@ -81,6 +81,13 @@ type Config struct {
 	// daemon): for a daemon run inside one CLI command, whose mounts would
 	// last no longer than the command.
 	NoRemount bool
+	// KeepMounts makes Close leave kernel overlay mounts mounted (after a
+	// last ingest) for the next daemon on the same data directory to take
+	// over, rather than unmount them: for a daemon whose mounts are
+	// containers' volumes (vfsd csi), which must outlive a restart of the
+	// daemon. FUSE mounts die with their server either way and are
+	// unmounted, and mounted again at the next start.
+	KeepMounts bool
 
 	// HeaderTimeout bounds reading a request's headers; 10s when zero.
 	HeaderTimeout time.Duration

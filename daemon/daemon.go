@@ -472,9 +472,15 @@ func (d *Daemon) Stop() {
 	d.stopOnce.Do(func() { close(d.stopping) })
 }
 
+// releaser is a mount that can be let go without unmounting it (the
+// kernel overlay's), for the next daemon to take over.
+type releaser interface{ Release() error }
+
 // Close releases everything: FUSE mounts are unmounted (they are mounted
-// again at the next start), sessions closed with their journals synced, the
-// store synced and closed. Serve calls it when it returns.
+// again at the next start), and so are overlay mounts unless
+// Config.KeepMounts leaves them to the next daemon; sessions are closed
+// with their journals synced, the store synced and closed. Serve calls it
+// when it returns.
 func (d *Daemon) Close() error {
 	d.closeOnce.Do(func() {
 		d.Stop()
@@ -484,7 +490,11 @@ func (d *Daemon) Close() error {
 			e.hostMu.Lock()
 			e.mu.Lock()
 			for dir, m := range e.fuse {
-				if err := m.Unmount(); err != nil {
+				if r, ok := m.(releaser); ok && d.cfg.KeepMounts {
+					if err := r.Release(); err != nil {
+						errs = append(errs, err)
+					}
+				} else if err := m.Unmount(); err != nil {
 					errs = append(errs, fmt.Errorf("unmount %s: %w", dir, err))
 				}
 				delete(e.fuse, dir)

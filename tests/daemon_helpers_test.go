@@ -62,6 +62,7 @@ type daemonProc struct {
 	socket  string
 	args    []string
 	env     []string // more environment for the process (the fleet tests' VFSD_CRASH_AT)
+	verb    string   // "serve" when empty; "csi" runs the CSI driver
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	waitErr error
@@ -92,7 +93,11 @@ func startDaemon(t testing.TB, dataDir, socket string, args ...string) *daemonPr
 func (p *daemonProc) start() {
 	t := p.t
 	t.Helper()
-	args := append([]string{"serve", "--data-dir", p.dataDir, "--socket", p.socket}, p.args...)
+	verb := p.verb
+	if verb == "" {
+		verb = "serve"
+	}
+	args := append([]string{verb, "--data-dir", p.dataDir, "--socket", p.socket}, p.args...)
 	p.cmd = exec.Command(p.bin, args...)
 	p.cmd.Env = append(append(os.Environ(), "GORACE=halt_on_error=1"), p.env...)
 	stderr, err := p.cmd.StderrPipe()

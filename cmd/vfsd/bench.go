@@ -20,7 +20,7 @@ func newBenchCmd() *cobra.Command {
   vfsd bench import --tree ~/src/linux
   vfsd bench mount --targets native,vfsd,vfsd_overlay --steps untar,grep
   vfsd bench remote --files 50000
-  vfsd bench volumes --docker-host unix:///run/docker.sock`,
+  sudo vfsd bench volumes --docker-host unix:///run/docker.sock`,
 	}
 	cmd.AddCommand(newBenchCowCmd(), newBenchImportCmd(), newBenchToolsCmd(), newBenchMountCmd(), newBenchRemoteCmd(), newBenchReopenReadCmd(), newBenchRoundTripCmd(), newBenchVolumesCmd())
 	return cmd
@@ -317,68 +317,103 @@ round's objects are removed afterwards. Prints one JSON object of medians.`,
 	return cmd
 }
 
-// newBenchVolumesCmd times making container volumes from one snapshot
-// against copying the tree into each (docs/volumes.md).
+// newBenchVolumesCmd times volumes as container platforms get them — the
+// Docker volume plugin's path and the CSI driver's — against copying the
+// tree into each (docs/volumes.md).
 func newBenchVolumesCmd() *cobra.Command {
 	var (
-		docker                   bench.DockerVolumesOptions
-		sizes, backends, dockerH string
-		quiet                    bool
+		docker   bench.DockerVolumesOptions
+		csiOpts  bench.VolumesCSIOptions
+		paths    []string
+		sizes    []int
+		backends []string
+		volumes  int
+		rounds   int
+		dir      string
+		dockerH  string
+		quiet    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "volumes",
-		Short: "Time ten volumes forked from one snapshot and mounted, against a volume filled with cp -a each",
-		Example: `  vfsd bench volumes
-  vfsd bench volumes --files 2000 --rounds 5 --backends fuse
-  vfsd bench volumes --docker-host unix:///run/docker.sock    # baseline: docker volume create + cp -a`,
-		Long: `For each --files size, writes a workspace of small text files (100 per
-directory), stages it as a volume of the Docker volume plugin (in this
-process, on its own socket, as dockerd would call it) and snapshots it. Each
-round then makes --volumes volumes, interleaved with the baseline and in a
-rotating order:
+		Short: "Time volumes forked from one snapshot and mounted for containers, against cp -a of the tree into each",
+		Example: `  sudo vfsd bench volumes
+  sudo vfsd bench volumes --paths csi --files 2000 --backends fuse --rounds 5
+  sudo vfsd bench volumes --paths docker --docker-host unix:///run/docker.sock   # baseline: docker volume create + cp -a`,
+		Long: `For each workspace size (--files, small text files, 100 per directory) and
+mount backend, times making --volumes volumes from one snapshot and mounting
+them, in --rounds interleaved rounds (medians reported, with the ratio to the
+baseline), by each path in --paths:
 
-  vfsd (docker_plugin): /VolumeDriver.Create with -o fork=SNAPSHOT and
-    -o backend=B, /VolumeDriver.Mount, then cat of one file in the mount;
-  baseline: docker volume create (local driver) and cp -a of the tree into
-    its directory, then cat of the same file (cp -a into a fresh directory
-    alone without --docker-host or when it does not answer).
+  docker: the Docker volume plugin (in this process, on its own socket, as
+    dockerd would call it): /VolumeDriver.Create with -o fork=SNAPSHOT and
+    -o backend=B, /VolumeDriver.Mount, then a read of one file in the
+    mount; baseline: docker volume create (local driver, with
+    --docker-host) and cp -a of the tree into its directory, or cp -a into
+    a fresh directory alone.
+  csi: the CSI driver over its Unix socket: volumes created from the
+    snapshot and published at pods' target paths (forks_ready_ms,
+    fork_ready_ms each) against cp -a as many times (copies_ms); a fresh
+    fork published and a bubblewrap container reading a file from it
+    (publish_to_read_ms) against the same container on a plain directory
+    and cp -a then the container; with the overlay backend, the metadata
+    layer built from nothing (meta_cold_ms) and a fork not built ahead
+    (fork_ready_cold_ms).
 
-Prints one JSON object per size and backend: medians over the rounds of the
-total and of the time to the first volume's read, and ratio =
-baseline_ms / vfsd_ms. Needs root and /dev/fuse (overlay: Linux 6.5+).`,
+Prints one JSON object of medians per path, size and backend. Needs root,
+/dev/fuse (overlay: Linux 6.5+) and, for csi, bubblewrap.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, s := range strings.Split(sizes, ",") {
-				n, err := strconv.Atoi(strings.TrimSpace(s))
-				if err != nil || n <= 0 {
-					return usageError{fmt.Errorf("--files %q: give positive numbers, comma-separated", sizes)}
-				}
-				docker.Sizes = append(docker.Sizes, n)
-			}
-			for _, b := range strings.Split(backends, ",") {
-				if b = strings.TrimSpace(b); b != "fuse" && b != "overlay" {
-					return usageError{fmt.Errorf("--backends %q: use fuse, overlay or both", backends)}
-				}
-				docker.Backends = append(docker.Backends, strings.TrimSpace(b))
-			}
-			if docker.Volumes <= 0 || docker.Rounds <= 0 {
+			if volumes <= 0 || rounds <= 0 {
 				return usageError{fmt.Errorf("--volumes and --rounds must be positive")}
 			}
-			docker.DockerHost = dockerH
-			docker.Log = os.Stderr
-			if quiet {
-				docker.Log = nil
+			for _, n := range sizes {
+				if n <= 0 {
+					return usageError{fmt.Errorf("--files must be positive sizes, got %d", n)}
+				}
 			}
-			return bench.DockerVolumes(cmd.Context(), docker, cmd.OutOrStdout())
+			for _, b := range backends {
+				if b != "fuse" && b != "overlay" {
+					return usageError{fmt.Errorf("--backends %q: use fuse and overlay", b)}
+				}
+			}
+			var log io.Writer = os.Stderr
+			if quiet {
+				log = nil
+			}
+			docker.Sizes, docker.Backends, docker.Volumes, docker.Rounds, docker.Dir, docker.DockerHost = sizes, backends, volumes, rounds, dir, dockerH
+			if len(docker.Backends) == 0 {
+				docker.Backends = []string{"fuse", "overlay"}
+			}
+			docker.Log = log
+			csiOpts.Sizes, csiOpts.Backends, csiOpts.Forks, csiOpts.Repeats, csiOpts.Dir = sizes, backends, volumes, rounds, dir
+			if !quiet {
+				csiOpts.Log = os.Stderr
+			}
+			for _, p := range paths {
+				var err error
+				switch p {
+				case "docker":
+					err = bench.DockerVolumes(cmd.Context(), docker, cmd.OutOrStdout())
+				case "csi":
+					err = bench.VolumesCSI(cmd.Context(), csiOpts, cmd.OutOrStdout())
+				default:
+					return usageError{fmt.Errorf("--paths %q: use docker, csi or both", p)}
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&sizes, "files", "2000,50000", "workspace sizes in files, comma-separated")
-	f.IntVar(&docker.Volumes, "volumes", 10, "volumes made per round")
-	f.IntVar(&docker.Rounds, "rounds", 3, "interleaved rounds; medians are reported")
-	f.StringVar(&backends, "backends", "fuse,overlay", "the plugin's mount backends to time (overlay is left out where it cannot mount)")
-	f.StringVar(&dockerH, "docker-host", os.Getenv("DOCKER_HOST"), "a dockerd for the baseline's docker volume create (default $DOCKER_HOST; none: cp -a alone)")
-	f.StringVar(&docker.Dir, "dir", "", "where to work (default: the system temp dir)")
+	f.StringSliceVar(&paths, "paths", []string{"docker", "csi"}, "the volume paths to time: docker, csi")
+	f.IntSliceVar(&sizes, "files", []int{2000, 50000}, "workspace sizes, in files")
+	f.IntVar(&volumes, "volumes", 10, "volumes forked from one snapshot per round")
+	f.IntVar(&rounds, "rounds", 3, "interleaved rounds; medians are reported")
+	f.StringSliceVar(&backends, "backends", nil, "mount backends: fuse, overlay (default: both, overlay where it can mount)")
+	f.StringVar(&dir, "dir", "", "where to work (default: the system temp dir)")
+	f.StringVar(&dockerH, "docker-host", os.Getenv("DOCKER_HOST"), "docker path: a dockerd for the baseline's docker volume create (default $DOCKER_HOST; none: cp -a alone)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
 }

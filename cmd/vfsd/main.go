@@ -98,7 +98,7 @@ Exit codes: 0 success; 1 the command failed (stderr says why and what to do);
 	g := &globalFlags{}
 	g.addTo(root)
 	root.AddCommand(newBenchCmd(), newDemoCmd(), newToolCmd(g), newApplyPatchCmd(),
-		newServeCmd(g), newMCPCmd(g), newRunCmd(g), newNamespaceChildCmd(), newSessionCmd(g), newSnapshotCmd(g), newApplyCmd(g), newMountCmd(g), newUnmountCmd(g),
+		newServeCmd(g), newCSICmd(g), newMCPCmd(g), newRunCmd(g), newNamespaceChildCmd(), newSessionCmd(g), newSnapshotCmd(g), newApplyCmd(g), newMountCmd(g), newUnmountCmd(g),
 		newVersionCmd(g), newDiffCmd(g), newLogCmd(g), newRefCmd(g), newDaemonCmd(g))
 	root.PersistentPreRunE = warnDeprecated
 	root.AddCommand(newUICmd(g))

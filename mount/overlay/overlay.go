@@ -428,6 +428,37 @@ func (m *Mount) Unmount() error {
 	return m.unmountErr
 }
 
+// Release lets the mount go without unmounting it: a last ingest makes
+// what programs wrote so far durable in the session, then the mount stops
+// following the session and drops its descriptors, and the kernel keeps
+// serving the overlay, upper directory and all. A new mount with the same
+// StateDir takes it over (ingesting what was written meanwhile): a node
+// plugin's daemon that shuts down while containers still use its mounts
+// (an upgrade) does this rather than pull the files from under them. The
+// state directory stays, as after a kill. Safe to call more than once, and
+// Unmount afterwards does nothing.
+func (m *Mount) Release() error {
+	var err error
+	m.unmountOnce.Do(func() {
+		m.cancel()
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		ctx := context.Background()
+		if err = m.rebaseIfStale(ctx); err == nil {
+			if _, err = m.ingestLocked(ctx); err == nil {
+				err = m.syncStoreLocked(ctx)
+			}
+		}
+		m.closed = true
+		m.closeRoots()
+		m.releaseMeta()
+		if err != nil {
+			err = fmt.Errorf("release the overlay mount at %s: %w; its changes stay in %s for the next mount", m.dir, err, m.upper)
+		}
+	})
+	return err
+}
+
 // Detach unmounts without ingesting and keeps the state directory: a new
 // mount with the same StateDir takes the changes over (a daemon shutting
 // down and starting again).

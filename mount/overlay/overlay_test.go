@@ -263,6 +263,47 @@ func TestTakeOverAfterCrash(t *testing.T) {
 	require.EqualValues(t, 0x794c7630, st.Type, "an overlayfs")
 }
 
+// TestReleaseKeepsTheMount: Release (a node plugin's daemon shutting down
+// under running containers) ingests what was written, leaves the kernel
+// serving the overlay, and a new Mount with the same state directory takes
+// it over without mounting a second overlay, ingesting what was written
+// while no daemon ran.
+func TestReleaseKeepsTheMount(t *testing.T) {
+	requireOverlay(t)
+	e := newEnv(t)
+	e.write(t, "a.txt", "alpha")
+	m := e.mount(t)
+	require.NoError(t, os.WriteFile(filepath.Join(m.Dir(), "before.txt"), []byte("before release"), 0o644))
+	require.NoError(t, m.Release())
+	require.NoError(t, m.Release(), "a second release does nothing")
+	require.NoError(t, m.Unmount(), "unmount after release does nothing")
+	data, _, err := e.s.ReadFile(context.Background(), "before.txt")
+	require.NoError(t, err, "release ingested what was written")
+	require.Equal(t, "before release", string(data))
+
+	var st syscall.Statfs_t
+	require.NoError(t, syscall.Statfs(m.Dir(), &st))
+	require.EqualValues(t, 0x794c7630, st.Type, "the kernel still serves the overlay")
+	require.NoError(t, os.WriteFile(filepath.Join(m.Dir(), "during.txt"), []byte("no daemon"), 0o644))
+
+	m2, err := overlay.New(context.Background(), e.repo, e.s, m.Dir(), e.opts())
+	require.NoError(t, err)
+	defer m2.Unmount()
+	data, _, err = e.s.ReadFile(context.Background(), "during.txt")
+	require.NoError(t, err, "the new mount ingested what was written while released")
+	require.Equal(t, "no daemon", string(data))
+	ms, err := mountinfo.Read()
+	require.NoError(t, err)
+	n := 0
+	for _, mi := range ms {
+		if mi.MountPoint == m.Dir() {
+			n++
+		}
+	}
+	require.Equal(t, 1, n, "taken over, not mounted again on top")
+	requireSame(t, e, m2)
+}
+
 // TestTakeOverWithEscapedPaths: mountinfo writes a space in a path as
 // \040; a mount whose directory, upper directory and metadata layer have
 // spaces in their paths is still found mounted (taken over, not mounted a
