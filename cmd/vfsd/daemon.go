@@ -15,7 +15,9 @@ func newDaemonCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "daemon",
 		Short: "The fleet's daemons (those sharing the daemon's --remote)",
-		Args:  usageArgs(cobra.NoArgs),
+		Example: `  vfsd daemon list
+  vfsd daemon list --json | jq -r '.daemons[] | select(.alive) | .name'`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageError{fmt.Errorf("name a verb: %s", verbs(cmd))}
 		},
