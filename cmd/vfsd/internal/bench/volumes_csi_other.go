@@ -15,6 +15,7 @@ type VolumesCSIOptions struct {
 	Repeats  int
 	Backends []string
 	Dir      string
+	NoCopies bool
 	Log      io.Writer
 }
 
