@@ -51,7 +51,7 @@ func TestBadOptionsLeaveNothing(t *testing.T) {
 		{"bad quota", vol{Name: "v1", Opts: map[string]string{"quota": "lots"}}, []string{"option quota", "like 16GiB"}},
 		{"folder outside the allow-roots", vol{Name: "v1", Opts: map[string]string{"folder": outside}}, []string{"stage folder", "outside the allowed roots"}},
 		{"folder escapes", vol{Name: "v1", Opts: map[string]string{"folder": e.src + "/../" + filepath.Base(outside)}}, []string{"option folder", `".."`}},
-		{"missing folder", vol{Name: "v1", Opts: map[string]string{"folder": filepath.Join(e.src, "nope")}}, []string{"stage folder"}},
+		{"missing folder", vol{Name: "v1", Opts: map[string]string{"folder": filepath.Join(e.src, "nope")}}, []string{"host folder", "does not exist"}},
 		{"fork of nothing", vol{Name: "v1", Opts: map[string]string{"fork": "nosuchthing"}}, []string{"option fork=", "no session has that ID"}},
 		{"bad policy", vol{Name: "v1", Opts: map[string]string{"policy": "lax"}}, []string{"option policy", "a policy preset"}},
 		{"bad policy object", vol{Name: "v1", Opts: map[string]string{"policy": `{"caps":{"max_files":"many"}}`}}, []string{"policy"}},
