@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, overload
 
-from ._types import ApplyPatchParams, ApplyPatchReceipt, DeleteFileParams, DeleteFileReceipt, EditFileParams, EditFileReceipt, ExistsParams, ExistsReceipt, GlobParams, GlobReceipt, GrepParams, GrepReceipt, ListDirectoryParams, ListDirectoryReceipt, MkdirParams, MkdirReceipt, ReadFileParams, ReadFileReceipt, RenameParams, RenameReceipt, StatParams, StatReceipt, WriteFileParams, WriteFileReceipt
+from ._types import ApplyPatchParams, ApplyPatchReceipt, CheckpointParams, CheckpointReceipt, DeleteFileParams, DeleteFileReceipt, DiffSinceParams, DiffSinceReceipt, EditFileParams, EditFileReceipt, ExistsParams, ExistsReceipt, GlobParams, GlobReceipt, GrepParams, GrepReceipt, ListCheckpointsParams, ListCheckpointsReceipt, ListDirectoryParams, ListDirectoryReceipt, MkdirParams, MkdirReceipt, ReadFileParams, ReadFileReceipt, RenameParams, RenameReceipt, StatParams, StatReceipt, UndoToParams, UndoToReceipt, WriteFileParams, WriteFileReceipt
 
 if TYPE_CHECKING:
     from ._client import ToolCall
 
 #: The tools of the vfsd contract (a session's default contract).
-VFSD_TOOLS = ("apply_patch", "delete_file", "edit_file", "exists", "glob", "grep", "list_directory", "mkdir", "read_file", "rename", "stat", "write_file",)
+VFSD_TOOLS = ("apply_patch", "checkpoint", "delete_file", "diff_since", "edit_file", "exists", "glob", "grep", "list_checkpoints", "list_directory", "mkdir", "read_file", "rename", "stat", "undo_to", "write_file",)
 
 
 class ToolCalls:
@@ -23,8 +23,14 @@ class ToolCalls:
     def call(self, session: str, tool: Literal["apply_patch"], params: Optional[ApplyPatchParams] = ..., *, text: bool = ...,
              contract: Optional[str] = ..., timeout: Optional[float] = ...) -> ToolCall[ApplyPatchReceipt]: ...
     @overload
+    def call(self, session: str, tool: Literal["checkpoint"], params: Optional[CheckpointParams] = ..., *, text: bool = ...,
+             contract: Optional[str] = ..., timeout: Optional[float] = ...) -> ToolCall[CheckpointReceipt]: ...
+    @overload
     def call(self, session: str, tool: Literal["delete_file"], params: Optional[DeleteFileParams] = ..., *, text: bool = ...,
              contract: Optional[str] = ..., timeout: Optional[float] = ...) -> ToolCall[DeleteFileReceipt]: ...
+    @overload
+    def call(self, session: str, tool: Literal["diff_since"], params: Optional[DiffSinceParams] = ..., *, text: bool = ...,
+             contract: Optional[str] = ..., timeout: Optional[float] = ...) -> ToolCall[DiffSinceReceipt]: ...
     @overload
     def call(self, session: str, tool: Literal["edit_file"], params: Optional[EditFileParams] = ..., *, text: bool = ...,
              contract: Optional[str] = ..., timeout: Optional[float] = ...) -> ToolCall[EditFileReceipt]: ...
@@ -37,6 +43,9 @@ class ToolCalls:
     @overload
     def call(self, session: str, tool: Literal["grep"], params: Optional[GrepParams] = ..., *, text: bool = ...,
              contract: Optional[str] = ..., timeout: Optional[float] = ...) -> ToolCall[GrepReceipt]: ...
+    @overload
+    def call(self, session: str, tool: Literal["list_checkpoints"], params: Optional[ListCheckpointsParams] = ..., *, text: bool = ...,
+             contract: Optional[str] = ..., timeout: Optional[float] = ...) -> ToolCall[ListCheckpointsReceipt]: ...
     @overload
     def call(self, session: str, tool: Literal["list_directory"], params: Optional[ListDirectoryParams] = ..., *, text: bool = ...,
              contract: Optional[str] = ..., timeout: Optional[float] = ...) -> ToolCall[ListDirectoryReceipt]: ...
@@ -52,6 +61,9 @@ class ToolCalls:
     @overload
     def call(self, session: str, tool: Literal["stat"], params: Optional[StatParams] = ..., *, text: bool = ...,
              contract: Optional[str] = ..., timeout: Optional[float] = ...) -> ToolCall[StatReceipt]: ...
+    @overload
+    def call(self, session: str, tool: Literal["undo_to"], params: Optional[UndoToParams] = ..., *, text: bool = ...,
+             contract: Optional[str] = ..., timeout: Optional[float] = ...) -> ToolCall[UndoToReceipt]: ...
     @overload
     def call(self, session: str, tool: Literal["write_file"], params: Optional[WriteFileParams] = ..., *, text: bool = ...,
              contract: Optional[str] = ..., timeout: Optional[float] = ...) -> ToolCall[WriteFileReceipt]: ...

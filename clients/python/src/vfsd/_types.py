@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Literal, Optional, TypedDict, Union
 
-__all__ = ["ApplyChange", "ApplyPatchParams", "ApplyPatchReceipt", "ApplyPatchReceiptFilesItem", "ApplyPatchReceiptOps", "ApplyReport", "ApplyRequest", "Blob", "Call", "CallList", "ContractName", "CreateSessionRequest", "CreateSessionResponse", "DaemonPaths", "DeleteFileParams", "DeleteFileReceipt", "DeleteSnapshotsResponse", "Diff", "DiffEntry", "EditFileParams", "EditFileParamsEditsItem", "EditFileReceipt", "EditFileReceiptEditsItem", "Error", "ErrorBody", "ErrorCode", "Event", "EventClosed", "EventLost", "ExistsParams", "ExistsReceipt", "FailureReceipt", "FailureReceiptClosest", "FuseMount", "GCReport", "GlobParams", "GlobReceipt", "GrepParams", "GrepReceipt", "GrepReceiptFilesItem", "GrepReceiptMatchesItem", "Health", "ImportMountReport", "ImportReport", "ImportSkip", "JSONRPCMessage", "JSONRPCMessageError", "ListDirectoryParams", "ListDirectoryReceipt", "ListDirectoryReceiptEntriesItem", "Log", "LogEntry", "MkdirParams", "MkdirReceipt", "Mount", "MountRequest", "Policy", "PolicyCaps", "Profile", "Progress", "ProgressLine", "PushReport", "Quota", "ReadFileParams", "ReadFileReceipt", "ReadFileReceiptBlob", "RebaseConflict", "RebaseReport", "RebaseRequest", "RemoteGCReport", "RemoteStatus", "RenameParams", "RenameReceipt", "ResetResponse", "RestoreRequest", "RewindRequest", "RewindResponse", "Session", "SessionID", "SessionList", "Snapshot", "SnapshotList", "SnapshotRequest", "StatParams", "StatReceipt", "ToolList", "ToolReceipt", "ToolResult", "UILoginRequest", "UILoginResponse", "UpdateSessionRequest", "WeakincentivesState", "WeakincentivesStateFilesItem", "WeakincentivesStateFilesItemPath", "WriteFileParams", "WriteFileReceipt", "XattrChange"]
+__all__ = ["ApplyChange", "ApplyPatchParams", "ApplyPatchReceipt", "ApplyPatchReceiptFilesItem", "ApplyPatchReceiptOps", "ApplyReport", "ApplyRequest", "Blob", "Call", "CallList", "CheckpointParams", "CheckpointReceipt", "CheckpointReceiptCheckpoint", "ContractName", "CreateSessionRequest", "CreateSessionResponse", "Daemon", "DaemonList", "DaemonPaths", "DeleteFileParams", "DeleteFileReceipt", "DeleteSnapshotsResponse", "Diff", "DiffEntry", "DiffSinceParams", "DiffSinceReceipt", "EditFileParams", "EditFileParamsEditsItem", "EditFileReceipt", "EditFileReceiptEditsItem", "Error", "ErrorBody", "ErrorCode", "Event", "EventClosed", "EventLost", "ExistsParams", "ExistsReceipt", "FailureReceipt", "FailureReceiptClosest", "FuseMount", "GCReport", "GlobParams", "GlobReceipt", "GrepParams", "GrepReceipt", "GrepReceiptFilesItem", "GrepReceiptMatchesItem", "Health", "ImportMountReport", "ImportReport", "ImportSkip", "JSONRPCMessage", "JSONRPCMessageError", "ListCheckpointsParams", "ListCheckpointsReceipt", "ListCheckpointsReceiptCheckpointsItem", "ListDirectoryParams", "ListDirectoryReceipt", "ListDirectoryReceiptEntriesItem", "Log", "LogEntry", "MkdirParams", "MkdirReceipt", "Mount", "MountRequest", "MoveReport", "MoveRequest", "Policy", "PolicyCaps", "Profile", "Progress", "ProgressLine", "PushReport", "Quota", "ReadFileParams", "ReadFileReceipt", "ReadFileReceiptBlob", "RebaseConflict", "RebaseReport", "RebaseRequest", "Ref", "RefList", "RefRequest", "RemoteGCReport", "RemoteStatus", "RenameParams", "RenameReceipt", "ResetResponse", "RestoreRequest", "RewindRequest", "RewindResponse", "Session", "SessionID", "SessionList", "SessionOwner", "Snapshot", "SnapshotList", "SnapshotRequest", "StatParams", "StatReceipt", "ToolList", "ToolReceipt", "ToolResult", "UILoginRequest", "UILoginResponse", "UndoToParams", "UndoToReceipt", "UpdateSessionRequest", "WeakincentivesState", "WeakincentivesStateFilesItem", "WeakincentivesStateFilesItemPath", "WriteFileParams", "WriteFileReceipt", "XattrChange"]
 
 
 class Error(TypedDict):
@@ -80,6 +80,8 @@ class Policy(TypedDict, total=False):
     #: Also report error codes as numbers (60001-60020).
     numeric_codes: bool
     caps: PolicyCaps
+    #: The session's agent may checkpoint and undo its own work (the checkpoint tools). Off by default.
+    checkpoints: bool
 
 
 class PolicyCaps(TypedDict, total=False):
@@ -129,6 +131,10 @@ class CreateSessionRequest(TypedDict, total=False):
     contract_options: Dict[str, Any]
     #: A note to remember the session by (at most `--max-label-bytes`, 1 KiB); forks do not inherit it.
     label: str
+    #: A ref of the fleet whose snapshot the session starts from; instead of `base`.
+    from_ref: str
+    #: A ref of the fleet that follows the session: moved to each snapshot of it pushed as its head.
+    keep_ref: str
 
 
 _CreateSessionResponseRequired = TypedDict("_CreateSessionResponseRequired", {"session": "Session", "token": "str"})
@@ -139,11 +145,13 @@ class CreateSessionResponse(_CreateSessionResponseRequired, _CreateSessionRespon
     """The answer to a session creation or fork."""
 
 
-class UpdateSessionRequest(TypedDict):
-    """The UpdateSessionRequest object."""
+class UpdateSessionRequest(TypedDict, total=False):
+    """At least one of `ttl` and `keep_ref`."""
 
     #: Restarts the session's lifetime from now: a Go duration, or `0`/`never` for no expiry.
     ttl: str
+    #: The ref of the fleet that follows the session from now on (`-` stops it).
+    keep_ref: str
 
 
 class _SessionRequired(TypedDict):
@@ -194,6 +202,7 @@ class Session(_SessionRequired, total=False):
     fork_budget_of: str
     #: In a listing: why the daemon cannot open the session, and what to do.
     open_error: str
+    owner: SessionOwner
 
 
 class SessionList(TypedDict):
@@ -232,6 +241,8 @@ class ImportReport(_ImportReportRequired, total=False):
     special: int
     #: Further names of hard-linked files.
     links: int
+    #: What looks like a mistake: a folder whose include globs matched nothing, say.
+    warnings: List[str]
 
 
 class _ImportSkipRequired(TypedDict):
@@ -310,6 +321,8 @@ class ApplyRequest(TypedDict, total=False):
     dry_run: bool
     #: Write set-user-ID and set-group-ID bits and file capabilities as the session has them.
     keep_setid: bool
+    #: Apply files that still hold a rebase's conflict markers; without it a real apply refuses them (conflict).
+    allow_conflicts: bool
 
 
 class _ApplyReportRequired(TypedDict):
@@ -325,6 +338,8 @@ class ApplyReport(_ApplyReportRequired, total=False):
     outside: List[str]
     #: The session's import snapshot after a real apply.
     import_snapshot: str
+    #: Files that still hold a rebase's conflict markers: a dry run lists them, a real apply refuses them unless allow_conflicts.
+    unresolved: List[str]
 
 
 class _ApplyChangeRequired(TypedDict):
@@ -390,6 +405,8 @@ class FuseMount(_FuseMountRequired, total=False):
     backend: str
     allow_setid: bool
     allow_devices: bool
+    #: Why that backend serves the mount: asked for, or what auto found.
+    backend_why: str
 
 
 class _EventRequired(TypedDict):
@@ -617,12 +634,21 @@ class Snapshot(_SnapshotRequired, total=False):
     parent: str
     #: The incarnation of `session` it was taken of.
     session_uid: str
+    #: The daemon of the fleet that pushed it, when the fleet's index names it.
+    daemon: str
+    #: In the remote only, not fetched here yet (files and bytes are the index's).
+    remote: bool
 
 
-class SnapshotList(TypedDict):
+class _SnapshotListRequired(TypedDict):
+    snapshots: List[Snapshot]
+
+
+class SnapshotList(_SnapshotListRequired, total=False):
     """The SnapshotList object."""
 
-    snapshots: List[Snapshot]
+    #: Why the fleet's snapshots are missing from the list (the remote did not answer in time): the list holds this daemon's only.
+    fleet_error: str
 
 
 class RestoreRequest(TypedDict):
@@ -948,6 +974,8 @@ class WriteFileParams(_WriteFileParamsRequired, total=False):
     mode: Literal["create", "overwrite", "create_new", "append"]
     #: create missing parent directories (default true)
     create_parents: bool
+    #: the content's encoding, kept with the file: utf-8 (text, read back as text, NUL bytes included) or binary (read back as base64 bytes); default: detected from the content
+    encoding: Literal["utf-8", "binary"]
     #: fail with conflict unless the file is at this version (0: unless it does not exist)
     expected_version: int
 
@@ -1471,7 +1499,222 @@ class ToolReceipt(_ToolReceiptRequired, total=False):
     error_number: int
 
 
-ErrorCode = Literal["not_found", "already_exists", "conflict", "invalid_input", "invalid_path", "invalid_pattern", "too_large", "forbidden", "unauthorized", "limit_exceeded", "method_not_allowed", "unavailable", "error"]
+class CheckpointParams(TypedDict):
+    """The parameters of the vfsd contract's checkpoint (a checkpoint tool: only under a policy with checkpoints)."""
+
+    #: what the workspace holds now, in a few words (e.g. tests pass, before refactoring the parser)
+    label: str
+
+
+class CheckpointReceiptCheckpoint(TypedDict):
+    """The CheckpointReceiptCheckpoint object."""
+
+    #: the checkpoint's ID (a snapshot ID); undo_to and diff_since take it or a unique prefix
+    id: str
+    label: str
+    created_at: str
+    files: int
+    bytes: int
+
+
+class _CheckpointReceiptRequired(TypedDict):
+    #: ok, or the failure's class
+    status: str
+    #: one line saying what happened, or what was wrong and what to do
+    summary_text: str
+    checkpoint: CheckpointReceiptCheckpoint
+
+
+class CheckpointReceipt(_CheckpointReceiptRequired, total=False):
+    """The receipt of a successful checkpoint (vfsd contract); a failed call's is a FailureReceipt."""
+
+    #: stable machine-readable code of a failure
+    error_code: str
+    #: the error code as a number (60001-60020), under policies that report numbers
+    error_number: int
+
+
+class DiffSinceParams(TypedDict, total=False):
+    """The parameters of the vfsd contract's diff_since (a checkpoint tool: only under a policy with checkpoints)."""
+
+    #: a checkpoint's ID or unique prefix; omitted: since the workspace was staged
+    checkpoint: str
+
+
+class _DiffSinceReceiptRequired(TypedDict):
+    #: ok, or the failure's class
+    status: str
+    #: one line saying what happened, or what was wrong and what to do
+    summary_text: str
+    added: int
+    modified: int
+    deleted: int
+    #: unified diff, git's format
+    diff: str
+
+
+class DiffSinceReceipt(_DiffSinceReceiptRequired, total=False):
+    """The receipt of a successful diff_since (vfsd contract); a failed call's is a FailureReceipt."""
+
+    #: stable machine-readable code of a failure
+    error_code: str
+    #: the error code as a number (60001-60020), under policies that report numbers
+    error_number: int
+
+
+class ListCheckpointsParams(TypedDict, total=False):
+    """The parameters of the vfsd contract's list_checkpoints (a checkpoint tool: only under a policy with checkpoints)."""
+
+
+
+class ListCheckpointsReceiptCheckpointsItem(TypedDict):
+    """The ListCheckpointsReceiptCheckpointsItem object."""
+
+    #: the checkpoint's ID (a snapshot ID); undo_to and diff_since take it or a unique prefix
+    id: str
+    label: str
+    created_at: str
+    files: int
+    bytes: int
+
+
+class _ListCheckpointsReceiptRequired(TypedDict):
+    #: ok, or the failure's class
+    status: str
+    #: one line saying what happened, or what was wrong and what to do
+    summary_text: str
+    checkpoints: Optional[List[ListCheckpointsReceiptCheckpointsItem]]
+
+
+class ListCheckpointsReceipt(_ListCheckpointsReceiptRequired, total=False):
+    """The receipt of a successful list_checkpoints (vfsd contract); a failed call's is a FailureReceipt."""
+
+    #: stable machine-readable code of a failure
+    error_code: str
+    #: the error code as a number (60001-60020), under policies that report numbers
+    error_number: int
+
+
+class UndoToParams(TypedDict, total=False):
+    """The parameters of the vfsd contract's undo_to (a checkpoint tool: only under a policy with checkpoints)."""
+
+    #: a checkpoint's ID or unique prefix to go back to
+    checkpoint: str
+    #: or: the number of a tool call, to go back to just before it
+    before_call: int
+
+
+_UndoToReceiptRequired = TypedDict("_UndoToReceiptRequired", {"status": "str", "summary_text": "str", "from": "int", "to": "int"})
+_UndoToReceiptOptional = TypedDict("_UndoToReceiptOptional", {"error_code": "str", "error_number": "int"}, total=False)
+
+
+class UndoToReceipt(_UndoToReceiptRequired, _UndoToReceiptOptional):
+    """The receipt of a successful undo_to (vfsd contract); a failed call's is a FailureReceipt."""
+
+
+class _SessionOwnerRequired(TypedDict):
+    #: The owner: this daemon, unless fenced.
+    daemon: str
+    epoch: int
+
+
+class SessionOwner(_SessionOwnerRequired, total=False):
+    """A session's ownership in the fleet as its daemon knows it."""
+
+    #: The lease's end as last written; absent before the session was claimed.
+    expires: str
+    #: The latest snapshot pushed as its head.
+    head: str
+    #: Another daemon owns the session now: its tools answer `fenced` here.
+    fenced: bool
+    #: The daemon a hand-off in progress gives it to.
+    moving: str
+    #: The ref that follows the session's head.
+    keep_ref: str
+
+
+class MoveRequest(TypedDict):
+    """The MoveRequest object."""
+
+    #: The receiving daemon's fleet name (GET /v1/daemons).
+    to: str
+
+
+_MoveReportRequired = TypedDict("_MoveReportRequired", {"session": "str", "from": "str", "to": "str", "epoch": "int", "snapshot": "str", "ms": "Dict[str, Any]"})
+_MoveReportOptional = TypedDict("_MoveReportOptional", {"push": "PushReport"}, total=False)
+
+
+class MoveReport(_MoveReportRequired, _MoveReportOptional):
+    """A hand-off: the session now belongs to `to`, at `epoch`, from `snapshot`."""
+
+
+class _RefRequired(TypedDict):
+    name: str
+    snapshot: str
+    #: How often it moved.
+    seq: int
+    updated: str
+    #: The daemon that moved it last.
+    by: str
+
+
+class Ref(_RefRequired, total=False):
+    """A named pointer to a snapshot, shared by the fleet."""
+
+    #: Its previous snapshots, newest first.
+    history: List[str]
+
+
+class _RefRequestRequired(TypedDict):
+    #: A snapshot ID or unique prefix (local or in the fleet); a local one is pushed first.
+    snapshot: str
+
+
+class RefRequest(_RefRequestRequired, total=False):
+    """The RefRequest object."""
+
+    #: Move only while the ref points at this snapshot ID.
+    expect: str
+    #: With an empty `expect`: only while the ref does not exist.
+    expect_set: bool
+
+
+class _RefListRequired(TypedDict):
+    refs: List[Ref]
+
+
+class RefList(_RefListRequired, total=False):
+    """The RefList object."""
+
+    #: More refs than the listing bound.
+    more: bool
+
+
+class _DaemonRequired(TypedDict):
+    name: str
+    started: str
+    heartbeat: str
+    #: Its heartbeat is within three intervals.
+    alive: bool
+    #: Sessions it owns.
+    sessions: int
+
+
+class Daemon(_DaemonRequired, total=False):
+    """A member of the fleet."""
+
+    self: bool
+    version: str
+
+
+class DaemonList(TypedDict):
+    """The DaemonList object."""
+
+    self: str
+    daemons: List[Daemon]
+
+
+ErrorCode = Literal["not_found", "already_exists", "conflict", "invalid_input", "invalid_path", "invalid_pattern", "too_large", "forbidden", "unauthorized", "limit_exceeded", "method_not_allowed", "fenced", "unavailable", "error"]
 """The stable error codes, each sent with one HTTP status (`x-vfsd-status`). A client that meets a code it does not know treats it as `error`."""
 SessionID = str
 """1-64 letters, digits, `_`, `.`, `-`, starting with a letter or digit."""
