@@ -38,6 +38,8 @@ export class ForbiddenError extends APIError { override name = "ForbiddenError";
 export class UnauthorizedError extends APIError { override name = "UnauthorizedError"; }
 export class LimitExceededError extends APIError { override name = "LimitExceededError"; }
 export class MethodNotAllowedError extends APIError { override name = "MethodNotAllowedError"; }
+/** Code `fenced`: the session belongs to another daemon of the fleet now; the message names it. */
+export class FencedError extends APIError { override name = "FencedError"; }
 export class UnavailableError extends APIError { override name = "UnavailableError"; }
 /** Code `error`: anything else; the message says what failed. */
 export class InternalError extends APIError { override name = "InternalError"; }
@@ -54,6 +56,7 @@ const byCode: Record<ErrorCode, new (code: string, message: string, status: numb
   unauthorized: UnauthorizedError,
   limit_exceeded: LimitExceededError,
   method_not_allowed: MethodNotAllowedError,
+  fenced: FencedError,
   unavailable: UnavailableError,
   error: InternalError,
 };

@@ -7,7 +7,7 @@ export type { CallOptions, ClientOptions, CreateSessionOptions, ForkOptions, Pro
 export {
   AlreadyExistsError, APIError, ConflictError, errorFor, ForbiddenError, InternalError, InvalidInputError, InvalidPathError,
   InvalidPatternError, LimitExceededError, MethodNotAllowedError, NotFoundError, ProtocolError, TimeoutError, TooLargeError,
-  ToolError, UnauthorizedError, UnavailableError, UnreachableError, VfsdError,
+  FencedError, ToolError, UnauthorizedError, UnavailableError, UnreachableError, VfsdError,
 } from "./errors.js";
 export { VFSD_TOOLS } from "./tools.js";
 export type { VfsdToolName, VfsdTools } from "./tools.js";

@@ -13,7 +13,7 @@ clients/python/README.md and docs/api.md.
 """
 
 from ._client import Client, EventStream, ProgressCallback, StreamEvent, ToolCall, folder
-from ._errors import (AlreadyExists, APIError, Conflict, Forbidden, InternalError, InvalidInput, InvalidPath,
+from ._errors import (AlreadyExists, APIError, Conflict, Fenced, Forbidden, InternalError, InvalidInput, InvalidPath,
                       InvalidPattern, LimitExceeded, MethodNotAllowed, NotFound, ProtocolError, TooLarge, ToolError,
                       Unauthorized, Unavailable, UnreachableError, VfsdError, error_for)
 from ._tools import VFSD_TOOLS
@@ -26,7 +26,7 @@ __all__ = [
     "Client", "EventStream", "ProgressCallback", "StreamEvent", "ToolCall", "folder", "VFSD_TOOLS",
     "VfsdError", "APIError", "UnreachableError", "ProtocolError", "ToolError", "error_for",
     "NotFound", "AlreadyExists", "Conflict", "InvalidInput", "InvalidPath", "InvalidPattern", "TooLarge",
-    "Forbidden", "Unauthorized", "LimitExceeded", "MethodNotAllowed", "Unavailable", "InternalError",
+    "Forbidden", "Unauthorized", "LimitExceeded", "MethodNotAllowed", "Fenced", "Unavailable", "InternalError",
     "__version__",
 ]
 __all__ += _types.__all__

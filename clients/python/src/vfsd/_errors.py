@@ -102,6 +102,13 @@ class MethodNotAllowed(APIError):
     CODE = "method_not_allowed"
 
 
+class Fenced(APIError):
+    """``fenced``: the session belongs to another daemon of the fleet now (moved
+    or taken over); the message names it. Nothing this daemon acknowledged is lost."""
+
+    CODE = "fenced"
+
+
 class Unavailable(APIError):
     """``unavailable``: the daemon is stopping, or a facility (FUSE, the remote) is missing."""
 
@@ -116,7 +123,7 @@ class InternalError(APIError):
 
 _BY_CODE: Dict[str, Type[APIError]] = {
     c.CODE: c for c in (NotFound, AlreadyExists, Conflict, InvalidInput, InvalidPath, InvalidPattern, TooLarge,
-                        Forbidden, Unauthorized, LimitExceeded, MethodNotAllowed, Unavailable, InternalError)
+                        Forbidden, Unauthorized, LimitExceeded, MethodNotAllowed, Fenced, Unavailable, InternalError)
 }
 
 # The code of an answer whose body is not the error envelope (the MCP
