@@ -65,6 +65,27 @@ func (f *Fleet) Members(ctx context.Context, max int) ([]Member, bool, error) {
 	return out, more, nil
 }
 
+// Member returns the membership record of the daemon named name:
+// ErrNotFound when it never wrote a heartbeat (or its record does not
+// parse, or names another daemon).
+func (f *Fleet) Member(ctx context.Context, name string) (Member, error) {
+	if !ValidName(name) {
+		return Member{}, fmt.Errorf("daemon %q: %w", name, ErrNotFound)
+	}
+	it, err := f.b.Get(ctx, "daemons/"+name)
+	if errors.Is(err, ErrTooLarge) {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return Member{}, fmt.Errorf("daemon %s: %w", name, err)
+	}
+	var m Member
+	if json.Unmarshal(it.Value, &m) != nil || m.Name != name {
+		return Member{}, fmt.Errorf("daemon %s: an unreadable membership record: %w", name, ErrNotFound)
+	}
+	return m, nil
+}
+
 // SnapInfo is the fleet's index entry of a pushed snapshot: which daemon
 // pushed it, of which session. The snapshot's record in the bucket is the
 // truth (verified by its hash when fetched); the index only names and

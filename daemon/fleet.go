@@ -163,13 +163,31 @@ func (d *Daemon) startFleet(b coord.Backend) error {
 
 // startFleetLoop starts the fleet's loop, once the daemon is open (New):
 // it lists the sessions, which recover is still filling in before that.
+//
+// Its first heartbeat is written before it returns (waiting at most
+// fleetStartWait for the remote): a daemon that answers its socket is in
+// the fleet's membership, so a hand-off to it right after it started is
+// not refused as one to an unknown daemon.
 func (d *Daemon) startFleetLoop() {
 	if d.fleet == nil {
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), fleetStartWait)
+	owned := 0
+	for _, e := range d.entries() {
+		if e.owns() {
+			owned++
+		}
+	}
+	d.heartbeat(ctx, owned)
+	cancel()
 	d.bg.Add(1)
 	go d.fleetLoop()
 }
+
+// fleetStartWait bounds the first heartbeat at startup: a remote that does
+// not answer delays the daemon's start by at most this.
+const fleetStartWait = 2 * time.Second
 
 // fleetLoop writes the heartbeat and renews the leases every lease/3
 // until the daemon stops.
@@ -204,7 +222,13 @@ func (d *Daemon) fleetTick(ctx context.Context) {
 	}
 	hctx, cancel := context.WithTimeout(ctx, d.fleet.Lease/3)
 	defer cancel()
-	if err := d.fleet.Heartbeat(hctx, coord.Member{Started: d.started.UTC(), Version: d.cfg.Version, Sessions: owned}); err != nil && ctx.Err() == nil {
+	d.heartbeat(hctx, owned)
+}
+
+// heartbeat writes this daemon's membership record, saying it owns owned
+// sessions; a failure is logged (the next tick tries again).
+func (d *Daemon) heartbeat(ctx context.Context, owned int) {
+	if err := d.fleet.Heartbeat(ctx, coord.Member{Started: d.started.UTC(), Version: d.cfg.Version, Sessions: owned}); err != nil && ctx.Err() == nil {
 		d.log.Warn("fleet: heartbeat failed; the remote is unreachable", "err", err)
 	}
 }

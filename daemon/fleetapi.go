@@ -54,6 +54,9 @@ func (d *Daemon) MoveSession(ctx context.Context, id string, req api.MoveRequest
 	if err != nil {
 		return nil, err
 	}
+	if err := d.checkReceiver(ctx, id, to); err != nil {
+		return nil, err
+	}
 	e.mu.Lock()
 	mounted := len(e.fuse) > 0
 	e.mu.Unlock()
@@ -347,6 +350,25 @@ func (d *Daemon) DeleteRef(ctx context.Context, name string) error {
 	}
 	if err := d.fleet.DeleteRef(ctx, name); err != nil {
 		return refErr(err)
+	}
+	return nil
+}
+
+// checkReceiver refuses a hand-off to a daemon the fleet does not know
+// (a typo) or whose heartbeat stopped (down, or cut off from the bucket):
+// the session would be fenced here and answer nowhere until someone took
+// it over.
+func (d *Daemon) checkReceiver(ctx context.Context, id, to string) error {
+	m, err := d.fleet.Member(ctx, to)
+	switch {
+	case errors.Is(err, coord.ErrNotFound):
+		return apiErr(api.CodeNotFound, "move session %s: no daemon named %s in the fleet; vfsd daemon list shows its daemons", id, to)
+	case err != nil:
+		return apiErr(api.CodeUnavailable, "move session %s: %v; retry once the remote answers", id, err)
+	}
+	if age := time.Since(m.Heartbeat); age >= d.fleet.Lease+d.fleet.Skew {
+		return apiErr(api.CodeUnavailable, "move session %s: daemon %s's last heartbeat was %s ago, so it looks down: the session would answer nowhere until it came back; start it (vfsd serve --name %s) or move the session to a live daemon (vfsd daemon list)",
+			id, to, age.Round(time.Second), to)
 	}
 	return nil
 }

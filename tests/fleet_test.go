@@ -392,6 +392,12 @@ func TestFleetViewAndRefs(t *testing.T) {
 	_, err = ca.CreateSession(ctx, api.CreateSessionRequest{ID: "mv"})
 	require.NoError(t, err)
 	tool(t, ca, "mv", "write_file", map[string]any{"path": "f", "content": "moved by the CLI\n"})
+	// A daemon the fleet does not know (a typo) is refused before
+	// anything is frozen: the session stays A's and answers.
+	_, errOut, code = a.cli(ctx, nil, "session", "move", "mv", "--to", "daemon-bb")
+	require.NotZero(t, code)
+	require.Contains(t, errOut, "no daemon named daemon-bb in the fleet")
+	require.Equal(t, "moved by the CLI\n", readText(t, ca, "mv", "f"))
 	out, errOut, code = a.cli(ctx, nil, "session", "move", "mv", "--to", "daemon-b")
 	require.Zero(t, code, "%s%s", out, errOut)
 	require.Contains(t, out, "moved session mv to daemon-b")

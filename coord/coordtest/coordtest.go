@@ -368,6 +368,14 @@ func runProtocol(t *testing.T, newBackend func(t *testing.T) coord.Backend, opts
 		require.NoError(t, err)
 		require.Len(t, ms, 2)
 		require.Equal(t, 2, ms[0].Sessions)
+		m, err := fb.Member(c, "daemon-a")
+		require.NoError(t, err)
+		require.Equal(t, "daemon-a", m.Name)
+		require.Equal(t, 2, m.Sessions)
+		_, err = fb.Member(c, "daemon-z")
+		require.ErrorIs(t, err, coord.ErrNotFound)
+		_, err = fb.Member(c, "../x")
+		require.ErrorIs(t, err, coord.ErrNotFound)
 	})
 	t.Run("Poison", func(t *testing.T) {
 		if opts.Raw == nil {
@@ -409,5 +417,7 @@ func runProtocol(t *testing.T, newBackend func(t *testing.T) coord.Backend, opts
 		ms, _, err := fa.Members(c, 100)
 		require.NoError(t, err)
 		require.Empty(t, ms)
+		_, err = fa.Member(c, "ghost")
+		require.ErrorIs(t, err, coord.ErrNotFound, "an unreadable membership record is no member")
 	})
 }
