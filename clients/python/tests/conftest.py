@@ -73,6 +73,7 @@ class Daemon:
 
     def __init__(self, binary: str, extra: Optional[List[str]] = None) -> None:
         # Unix socket paths are short (108 bytes): a directory under /tmp.
+        self.extra = list(extra or [])
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="vfsd-py-", dir="/tmp"))
         self.data = self.dir / "data"
         self.host = self.dir / "host"
@@ -107,6 +108,16 @@ class Daemon:
     def tcp(self, token: Optional[str] = None) -> "vfsd.Client":
         """A client over TCP with token (default: the admin token)."""
         return vfsd.Client(addr=self.addr, token=self.token if token is None else token, timeout=30)
+
+    def kill(self) -> None:
+        """Kill the daemon with SIGKILL, as a crash would, and remove its
+        directory (a killed daemon must hold no FUSE mount: use it only
+        for daemons whose sessions mount nothing)."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def stop(self) -> None:
         """Stop the daemon; raise if it did not exit cleanly (a crash, or a

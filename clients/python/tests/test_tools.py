@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import vfsd
+from conftest import Daemon, vfsd
 
 
 def test_tool_list_profiles(client: vfsd.Client, session: str) -> None:
@@ -81,3 +81,26 @@ def test_call_log_pages(client: vfsd.Client, session: str) -> None:
     c = rest["calls"][0]
     assert c["tool"] == "write_file" and c["transport"] == "http" and c["params"]["path"] == "f2.txt"
     assert c["seq"] > c["seq_before"]
+
+
+def test_checkpoint_tools(daemon: Daemon, sid: str) -> None:
+    c = daemon.client
+    off = c.create_session(id=sid + "-off")
+    r = daemon.tcp(off["token"]).call(sid + "-off", "checkpoint", {"label": "x"})
+    assert r.error_code == "forbidden" and "checkpoints is true" in r.receipt["summary_text"]
+    c.close_session(sid + "-off", purge=True)
+
+    on = c.create_session(id=sid, policy={"base": "default", "checkpoints": True}, quota={"max_snapshots": 1})
+    agent = daemon.tcp(on["token"])
+    agent.call(sid, "write_file", {"path": "a.txt", "content": "one\n"}).check()
+    cp = agent.call(sid, "checkpoint", {"label": "a.txt written"}).check().receipt["checkpoint"]
+    agent.call(sid, "write_file", {"path": "a.txt", "content": "broken\n"}).check()
+    assert [x["label"] for x in agent.call(sid, "list_checkpoints", {}).check().receipt["checkpoints"] or []] == \
+        ["a.txt written"]
+    d = agent.call(sid, "diff_since", {"checkpoint": cp["id"][:12]}).check().receipt
+    assert d["modified"] == 1 and "+broken" in d["diff"]
+    agent.call(sid, "undo_to", {"checkpoint": cp["id"][:12]}).check()
+    assert agent.call(sid, "read_file", {"path": "a.txt"}).receipt["inline_text"] == "one\n"
+    over = agent.call(sid, "checkpoint", {"label": "past the quota"})
+    assert over.error_code == "too_large"
+    c.close_session(sid, purge=True)

@@ -283,10 +283,11 @@ export class Client {
 
   /**
    * Create a session (POST /v1/sessions; admin). At most one of `mounts`
-   * (host folders: see folder()), `base` (a snapshot) and `fork` (a live
-   * session) says where it starts. `progress` is called as host folders are
-   * imported. The answer has the session, its token (shown once) and the
-   * import's report.
+   * (host folders: see folder()), `base` (a snapshot), `from_ref` (a ref of
+   * the fleet) and `fork` (a live session) says where it starts; `keep_ref`
+   * names a ref of the fleet that follows its pushed head. `progress` is
+   * called as host folders are imported. The answer has the session, its
+   * token (shown once) and the import's report.
    */
   createSession(o: CreateSessionOptions = {}): Promise<T.CreateSessionResponse> {
     const { progress, timeoutMs, ...req } = o;
@@ -304,9 +305,16 @@ export class Client {
     return this.do("GET", `/v1/sessions/${seg(id)}`, o);
   }
 
-  /** Restart a session's lifetime: a Go duration ("2h"), or "never" (PATCH /v1/sessions/{id}; admin). */
-  updateSession(id: string, ttl: string, o: CallOptions = {}): Promise<T.Session> {
-    return this.do("PATCH", `/v1/sessions/${seg(id)}`, { body: { ttl } satisfies T.UpdateSessionRequest, ...o });
+  /**
+   * Restart a session's lifetime — `ttl`, a Go duration ("2h") or "never" —
+   * and/or name the fleet's ref that follows its pushed head (`keepRef`;
+   * "-" stops it) (PATCH /v1/sessions/{id}; admin). A string is the ttl.
+   */
+  updateSession(id: string, update: string | { ttl?: string; keepRef?: string }, o: CallOptions = {}): Promise<T.Session> {
+    const u = typeof update === "string" ? { ttl: update } : update;
+    if (u.ttl === undefined && u.keepRef === undefined) throw new TypeError("updateSession: give ttl, keepRef or both");
+    const body: T.UpdateSessionRequest = dropUndefined({ ttl: u.ttl, keep_ref: u.keepRef });
+    return this.do("PATCH", `/v1/sessions/${seg(id)}`, { body, ...o });
   }
 
   /**
@@ -439,9 +447,18 @@ export class Client {
     return (await this.do<T.SnapshotList>("GET", `/v1/sessions/${seg(id)}/snapshots`, o)).snapshots;
   }
 
-  /** Every snapshot, or those of sessions named `session`, newest first (GET /v1/snapshots; admin). */
-  async snapshots(o: CallOptions & { session?: string } = {}): Promise<T.Snapshot[]> {
-    return (await this.do<T.SnapshotList>("GET", "/v1/snapshots", { query: { session: o.session }, timeoutMs: o.timeoutMs })).snapshots;
+  /**
+   * Every snapshot, or those of sessions named `session`, newest first (GET
+   * /v1/snapshots; admin): with a remote, the fleet's pushed snapshots too
+   * unless `local`. snapshotList() also says when the fleet's part is missing.
+   */
+  async snapshots(o: CallOptions & { session?: string; local?: boolean } = {}): Promise<T.Snapshot[]> {
+    return (await this.snapshotList(o)).snapshots;
+  }
+
+  /** snapshots() with the whole answer: `fleet_error` says why the fleet's snapshots are missing (the remote did not answer in time). */
+  snapshotList(o: CallOptions & { session?: string; local?: boolean } = {}): Promise<T.SnapshotList> {
+    return this.do("GET", "/v1/snapshots", { query: { session: o.session, local: o.local ? true : undefined }, timeoutMs: o.timeoutMs });
   }
 
   /** Describe a snapshot, by ID or unique prefix (GET /v1/snapshots/{snap}; admin). */
@@ -509,6 +526,55 @@ export class Client {
   /** Collect the remote's garbage (POST /v1/remote/gc; admin). UnavailableError without a remote. */
   remoteGC(o: CallOptions = {}): Promise<T.RemoteGCReport> {
     return this.do("POST", "/v1/remote/gc", o);
+  }
+
+  // -- fleet --
+
+  /** The daemons sharing this daemon's remote, with their heartbeats; `self` is this daemon's fleet name (GET /v1/daemons; admin). */
+  daemons(o: CallOptions = {}): Promise<T.DaemonList> {
+    return this.do("GET", "/v1/daemons", o);
+  }
+
+  /**
+   * Hand the session to the fleet's daemon `to` (POST /v1/sessions/{id}/move;
+   * admin): freeze, snapshot, push, move the ownership by compare-and-swap.
+   * This daemon answers the session's calls with FencedError from then on;
+   * `to` adopts it at its first call.
+   */
+  moveSession(id: string, to: string, o: CallOptions = {}): Promise<T.MoveReport> {
+    return this.do("POST", `/v1/sessions/${seg(id)}/move`, { body: { to } satisfies T.MoveRequest, ...o });
+  }
+
+  /** Take over a session whose owner's lease has ended: the next epoch, from its pushed head (POST /v1/sessions/{id}/take; admin). A live owner is a ConflictError. */
+  takeSession(id: string, o: CallOptions = {}): Promise<T.Session> {
+    return this.do("POST", `/v1/sessions/${seg(id)}/take`, o);
+  }
+
+  /** The fleet's refs (GET /v1/refs; admin). */
+  refs(o: CallOptions = {}): Promise<T.RefList> {
+    return this.do("GET", "/v1/refs", o);
+  }
+
+  /** One ref (GET /v1/refs/{name}; admin): NotFoundError when it does not exist. */
+  ref(name: string, o: CallOptions = {}): Promise<T.Ref> {
+    return this.do("GET", `/v1/refs/${refPath(name)}`, o);
+  }
+
+  /**
+   * Point the ref `name` at `snapshot` (PUT /v1/refs/{name}; admin); a local
+   * snapshot is pushed first. Concurrent movers retry and none loses its
+   * move. `expect` (a snapshot ID) moves it only while it points there,
+   * `expectAbsent` only while it does not exist: else ConflictError.
+   */
+  setRef(name: string, snapshot: string, o: CallOptions & { expect?: string; expectAbsent?: boolean } = {}): Promise<T.Ref> {
+    if (o.expect !== undefined && o.expectAbsent) throw new TypeError("setRef: expect and expectAbsent exclude each other");
+    const body: T.RefRequest = dropUndefined({ snapshot, expect: o.expect, expect_set: o.expect !== undefined || o.expectAbsent ? true : undefined });
+    return this.do("PUT", `/v1/refs/${refPath(name)}`, { body, timeoutMs: o.timeoutMs });
+  }
+
+  /** Remove a ref (DELETE /v1/refs/{name}; admin); its snapshot stays. */
+  deleteRef(name: string, o: CallOptions = {}): Promise<void> {
+    return this.none("DELETE", `/v1/refs/${refPath(name)}`, o);
   }
 
   // -- host --
@@ -601,6 +667,11 @@ export interface ToolCallOptions extends CallOptions {
   text?: boolean;
   /** The contract the call is written for: a session speaking another answers invalid_input. */
   contract?: string;
+}
+
+/** A ref's name in a path: its slashes are the route's (team/main is /v1/refs/team/main), each segment escaped. */
+function refPath(name: string): string {
+  return name.split("/").map(seg).join("/");
 }
 
 /** A host folder to stage into a new session: include/exclude are doublestar globs relative to hostPath (exclude wins). */

@@ -3542,6 +3542,8 @@ export interface operations {
             query?: {
                 /** @description Only those taken of a session named this, earlier incarnations included. */
                 session?: string;
+                /** @description This daemon's snapshots only, not the fleet's pushed ones (`true` or `1`). */
+                local?: boolean;
             };
             header?: never;
             path?: never;

@@ -119,6 +119,21 @@ export class Daemon {
   }
 
   /**
+   * Kill the daemon with SIGKILL, as a crash would, and remove its
+   * directory (only for daemons whose sessions mount nothing: a killed
+   * daemon leaves its FUSE mounts behind).
+   */
+  async kill(): Promise<void> {
+    const p = this.proc;
+    if (p && p.exitCode === null && p.signalCode === null) {
+      const exited = new Promise<void>((r) => p.once("exit", () => r()));
+      p.kill("SIGKILL");
+      await Promise.race([exited, deadline(10_000)]);
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /**
    * Stop the daemon; throw if it did not exit cleanly (a crash, or a data
    * race the race detector reported, when VFSD_BIN is built with -race as
    * CI builds it).

@@ -14,10 +14,10 @@ from typing import (IO, Any, Callable, Dict, Generic, Iterator, List, Mapping, O
 from ._errors import ProtocolError, ToolError, error_for
 from ._tools import ToolCalls
 from ._transport import Query, Response, Transport, default_socket, seg, split_where
-from ._types import (ApplyReport, Blob, CallList, CreateSessionResponse, DeleteSnapshotsResponse, Diff, Event,
-                     FailureReceipt, FuseMount, GCReport, Health, Log, Mount, Policy, Progress, PushReport, Quota,
-                     RebaseReport, RemoteGCReport, RemoteStatus, ResetResponse, RewindResponse, Session, Snapshot,
-                     ToolList, UILoginResponse)
+from ._types import (ApplyReport, Blob, CallList, CreateSessionResponse, DaemonList, DeleteSnapshotsResponse, Diff,
+                     Event, FailureReceipt, FuseMount, GCReport, Health, Log, Mount, MoveReport, Policy, Progress,
+                     PushReport, Quota, RebaseReport, Ref, RefList, RemoteGCReport, RemoteStatus, ResetResponse,
+                     RewindResponse, Session, Snapshot, SnapshotList, ToolList, UILoginResponse)
 
 __all__ = ["Client", "ToolCall", "StreamEvent", "EventStream", "ProgressCallback"]
 
@@ -275,20 +275,24 @@ class Client(ToolCalls):
                        policy: Union[str, Policy, Mapping[str, Any], None] = None, profile: Optional[str] = None,
                        ttl: Optional[str] = None, quota: Optional[Quota] = None, contract: Optional[str] = None,
                        contract_options: Optional[Mapping[str, Any]] = None, label: Optional[str] = None,
+                       from_ref: Optional[str] = None, keep_ref: Optional[str] = None,
                        progress: Optional[ProgressCallback] = None,
                        timeout: Optional[float] = None) -> CreateSessionResponse:
         """Create a session (POST /v1/sessions; admin).
 
         At most one of ``mounts`` (host folders, each ``{"host_path": ...,
         "mount_path": ..., "include_glob": [...], "exclude_glob": [...]}``;
-        see vfsd.folder()), ``base`` (a snapshot) and ``fork`` (a live
-        session) says where it starts; none starts it empty. ``progress``
+        see vfsd.folder()), ``base`` (a snapshot), ``from_ref`` (a ref of
+        the fleet) and ``fork`` (a live session) says where it starts; none
+        starts it empty. ``keep_ref`` names a ref of the fleet that follows
+        the session's pushed head. ``progress``
         is called as host folders are imported. The answer has the session,
         its token (shown once) and the import's report.
         """
         body = _drop_none({"id": id, "mounts": list(mounts) if mounts is not None else None, "base": base,
                            "fork": fork, "policy": policy, "profile": profile, "ttl": ttl, "quota": quota,
-                           "contract": contract, "contract_options": contract_options, "label": label})
+                           "contract": contract, "contract_options": contract_options, "label": label,
+                           "from_ref": from_ref, "keep_ref": keep_ref})
         if progress is not None:
             return cast(CreateSessionResponse, self._progress("/v1/sessions", body, progress, timeout))
         return cast(CreateSessionResponse, self._do("POST", "/v1/sessions", body=body, timeout=timeout))
@@ -301,10 +305,15 @@ class Client(ToolCalls):
         """Describe a session (GET /v1/sessions/{id})."""
         return cast(Session, self._do("GET", f"/v1/sessions/{seg(id)}", timeout=timeout))
 
-    def update_session(self, id: str, *, ttl: str, timeout: Optional[float] = None) -> Session:
-        """Restart a session's lifetime: ``ttl`` a Go duration ("2h"), or
-        "never" (PATCH /v1/sessions/{id}; admin)."""
-        return cast(Session, self._do("PATCH", f"/v1/sessions/{seg(id)}", body={"ttl": ttl}, timeout=timeout))
+    def update_session(self, id: str, *, ttl: Optional[str] = None, keep_ref: Optional[str] = None,
+                       timeout: Optional[float] = None) -> Session:
+        """Restart a session's lifetime (``ttl``: a Go duration such as "2h",
+        or "never") and/or name the fleet's ref that follows its pushed head
+        (``keep_ref``; "-" stops it) (PATCH /v1/sessions/{id}; admin)."""
+        if ttl is None and keep_ref is None:
+            raise ValueError("update_session: give ttl, keep_ref or both")
+        body = _drop_none({"ttl": ttl, "keep_ref": keep_ref})
+        return cast(Session, self._do("PATCH", f"/v1/sessions/{seg(id)}", body=body, timeout=timeout))
 
     def close_session(self, id: str, *, purge: Optional[bool] = None, timeout: Optional[float] = None) -> None:
         """Close a session (DELETE /v1/sessions/{id}). ``purge=True`` also
@@ -431,10 +440,20 @@ class Client(ToolCalls):
         /v1/sessions/{id}/snapshots)."""
         return cast(List[Snapshot], self._do("GET", f"/v1/sessions/{seg(id)}/snapshots", timeout=timeout)["snapshots"])
 
-    def snapshots(self, *, session: Optional[str] = None, timeout: Optional[float] = None) -> List[Snapshot]:
+    def snapshots(self, *, session: Optional[str] = None, local: bool = False,
+                  timeout: Optional[float] = None) -> List[Snapshot]:
         """Every snapshot, or those taken of sessions named ``session``,
-        newest first (GET /v1/snapshots; admin)."""
-        return cast(List[Snapshot], self._do("GET", "/v1/snapshots", query={"session": session}, timeout=timeout)["snapshots"])
+        newest first (GET /v1/snapshots; admin): with a remote, the fleet's
+        pushed snapshots too unless ``local``. snapshot_list() also says
+        when the fleet's part is missing."""
+        return self.snapshot_list(session=session, local=local, timeout=timeout)["snapshots"]
+
+    def snapshot_list(self, *, session: Optional[str] = None, local: bool = False,
+                      timeout: Optional[float] = None) -> SnapshotList:
+        """snapshots() with the whole answer: ``fleet_error`` says why the
+        fleet's snapshots are missing (the remote did not answer in time)."""
+        q = {"session": session, "local": True if local else None}
+        return cast(SnapshotList, self._do("GET", "/v1/snapshots", query=q, timeout=timeout))
 
     def snapshot(self, snap: str, *, timeout: Optional[float] = None) -> Snapshot:
         """Describe a snapshot, by ID or unique prefix (GET /v1/snapshots/{snap}; admin)."""
@@ -505,6 +524,52 @@ class Client(ToolCalls):
         """Collect the remote's garbage (POST /v1/remote/gc; admin).
         Unavailable without a remote."""
         return cast(RemoteGCReport, self._do("POST", "/v1/remote/gc", timeout=timeout))
+
+    # -- fleet -----------------------------------------------------------
+
+    def daemons(self, *, timeout: Optional[float] = None) -> DaemonList:
+        """The daemons sharing this daemon's remote, with their heartbeats,
+        and this daemon's fleet name as ``self`` (GET /v1/daemons; admin).
+        Unavailable without a remote."""
+        return cast(DaemonList, self._do("GET", "/v1/daemons", timeout=timeout))
+
+    def move_session(self, id: str, to: str, *, timeout: Optional[float] = None) -> MoveReport:
+        """Hand the session to the fleet's daemon ``to`` (POST
+        /v1/sessions/{id}/move; admin): freeze, snapshot, push, move the
+        ownership by compare-and-swap. From then on this daemon answers the
+        session's calls with Fenced; ``to`` adopts it at its first call."""
+        return cast(MoveReport, self._do("POST", f"/v1/sessions/{seg(id)}/move", body={"to": to}, timeout=timeout))
+
+    def take_session(self, id: str, *, timeout: Optional[float] = None) -> Session:
+        """Take over a session whose owner's lease has ended (POST
+        /v1/sessions/{id}/take; admin): the next epoch, from its pushed head.
+        A live owner is refused with Conflict."""
+        return cast(Session, self._do("POST", f"/v1/sessions/{seg(id)}/take", timeout=timeout))
+
+    def refs(self, *, timeout: Optional[float] = None) -> RefList:
+        """The fleet's refs (GET /v1/refs; admin)."""
+        return cast(RefList, self._do("GET", "/v1/refs", timeout=timeout))
+
+    def ref(self, name: str, *, timeout: Optional[float] = None) -> Ref:
+        """One ref (GET /v1/refs/{name}; admin). NotFound when it does not exist."""
+        return cast(Ref, self._do("GET", f"/v1/refs/{_ref_path(name)}", timeout=timeout))
+
+    def set_ref(self, name: str, snapshot: str, *, expect: Optional[str] = None, expect_absent: bool = False,
+                timeout: Optional[float] = None) -> Ref:
+        """Point the ref ``name`` at ``snapshot`` (PUT /v1/refs/{name}; admin);
+        a local snapshot is pushed first. Concurrent movers retry and none
+        loses its move. ``expect`` (a snapshot ID) moves it only while it
+        points there, ``expect_absent`` only while it does not exist: else
+        Conflict."""
+        if expect is not None and expect_absent:
+            raise ValueError("set_ref: expect and expect_absent exclude each other")
+        body = _drop_none({"snapshot": snapshot, "expect": expect,
+                           "expect_set": True if expect is not None or expect_absent else None})
+        return cast(Ref, self._do("PUT", f"/v1/refs/{_ref_path(name)}", body=body, timeout=timeout))
+
+    def delete_ref(self, name: str, *, timeout: Optional[float] = None) -> None:
+        """Remove a ref (DELETE /v1/refs/{name}; admin); its snapshot stays."""
+        self._t.request("DELETE", f"/v1/refs/{_ref_path(name)}", timeout=timeout).read()
 
     # -- host ------------------------------------------------------------
 
@@ -602,6 +667,12 @@ class Client(ToolCalls):
         admin's, or one reaching ``session`` only."""
         return cast(UILoginResponse, self._do("POST", "/v1/ui/login", body=_drop_none({"session": session}),
                                               timeout=timeout))
+
+
+def _ref_path(name: str) -> str:
+    """A ref's name in a path: its slashes are the route's (team/main is
+    /v1/refs/team/main), each segment escaped."""
+    return "/".join(seg(part) for part in name.split("/"))
 
 
 def folder(host_path: str, mount_path: Optional[str] = None, *, include: Sequence[str] = (),
