@@ -394,6 +394,18 @@ func (d *Daemon) lookup(id string) (*entry, error) {
 			return nil, apiErr(api.CodeUnavailable, "session %s was handed to this daemon, but could not be set up here: %v; retry", id, aerr)
 		}
 	}
+	if err == nil && d.fleet != nil && e.handBackDue() {
+		// A fenced copy: the fleet may have handed the session back here.
+		switch aerr := d.adopt(id); {
+		case aerr == nil:
+			e, err = d.lookupUnopened(id)
+		case errors.Is(aerr, errFleetUnasked):
+			// Do not make every call to the copy wait on the remote.
+			e.quietHandBack(d.fleet.Lease / 3)
+		case !errors.Is(aerr, errNotAdopted):
+			d.log.Warn("fleet: session handed back, but its fenced copy stays for now", "session", id, "err", aerr)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vfsd/vfsd/api"
@@ -48,7 +49,16 @@ type ownership struct {
 	fenced *coord.FencedError // set once another daemon owns it
 	moving string             // a hand-off to this daemon is in progress
 	claim  bool               // a claim is due (the remote failed at creation)
-	head   int64              // Record.Created of the head, in Unix ms
+	// kept: the fenced copy's state is in the fleet (the hand-off's
+	// snapshot, or preserveFenced's), so it may be replaced when the
+	// session is handed back here.
+	kept bool
+	// recheck: until then, a lookup of the fenced copy does not ask the
+	// fleet again whether the session was handed back.
+	recheck time.Time
+	// preserving: preserveFenced is at work (not guarded by mu).
+	preserving atomic.Bool
+	head       int64 // Record.Created of the head, in Unix ms
 	// quiet: until then, calls do not renew the lease themselves (the
 	// last try found the remote unreachable).
 	quiet time.Time
@@ -80,6 +90,8 @@ type fleetMeta struct {
 	Epoch       uint64 `json:"epoch,omitempty"`
 	FencedBy    string `json:"fenced_by,omitempty"`
 	FencedEpoch uint64 `json:"fenced_epoch,omitempty"`
+	// Kept: the fenced copy's state is in the fleet (ownership.kept).
+	Kept bool `json:"kept,omitempty"`
 }
 
 var daemonNameRe = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -152,6 +164,7 @@ func (d *Daemon) startFleet(b coord.Backend) error {
 		case fm.FencedBy != "":
 			e.own.fenced = &coord.FencedError{Session: e.id, Epoch: fm.Epoch,
 				Owner: coord.Owner{Session: e.id, Daemon: fm.FencedBy, Epoch: fm.FencedEpoch}}
+			e.own.kept = fm.Kept
 		case fm.Epoch > 0:
 			e.own.lease = coord.Resume(e.id, name, fm.Epoch)
 		default:
@@ -233,6 +246,24 @@ func (d *Daemon) heartbeat(ctx context.Context, owned int) {
 	}
 }
 
+// handBackDue reports whether e is a fenced copy for which the fleet is
+// to be asked whether the session was handed back here: at each lookup
+// (lookups at once share one question), except for a while after the
+// remote did not answer (quietHandBack).
+func (e *entry) handBackDue() bool {
+	e.own.mu.Lock()
+	defer e.own.mu.Unlock()
+	fe := e.own.fenced
+	return fe != nil && !fe.Owner.Closed && !time.Now().Before(e.own.recheck)
+}
+
+// quietHandBack stops lookups of fenced copy e from asking the fleet for d.
+func (e *entry) quietHandBack(d time.Duration) {
+	e.own.mu.Lock()
+	e.own.recheck = time.Now().Add(d)
+	e.own.mu.Unlock()
+}
+
 // owns reports whether this daemon holds e's lease and is not fenced.
 func (e *entry) owns() bool {
 	e.own.mu.Lock()
@@ -298,6 +329,7 @@ func (d *Daemon) fenceLocked(e *entry, fe *coord.FencedError) error {
 func (d *Daemon) fenceLockedKeep(e *entry, fe *coord.FencedError, keep bool) error {
 	if e.own.fenced == nil {
 		e.own.fenced = fe
+		e.own.kept = !keep // a hand-off's snapshot holds it all
 		if keep {
 			d.preserveFenced(e, fe)
 			d.log.Warn("fleet: session fenced: another daemon owns it now; its tools here answer 'fenced', and what it acknowledged is kept in the fleet",
@@ -321,17 +353,25 @@ func FencedRef(session, daemon string, epoch uint64) string {
 // last push (a pause, a partition, a remote that was down): a snapshot of
 // it, pushed, under the ref FencedRef. So every change the daemon
 // acknowledged is in the fleet: in the session's head, or there.
+//
+// One runs at a time per session; it is called (fenceLocked) with e.own.mu
+// held, and again (replaceFencedCopy) without.
 func (d *Daemon) preserveFenced(e *entry, fe *coord.FencedError) {
+	if !e.own.preserving.CompareAndSwap(false, true) {
+		return
+	}
 	d.bgMu.Lock()
 	defer d.bgMu.Unlock()
 	select {
 	case <-d.stopping:
+		e.own.preserving.Store(false)
 		return
 	default:
 	}
 	d.bg.Add(1)
 	go func() {
 		defer d.bg.Done()
+		defer e.own.preserving.Store(false)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		go func() {
@@ -358,6 +398,12 @@ func (d *Daemon) preserveFenced(e *entry, fe *coord.FencedError) {
 			d.log.Error("fleet: could not keep the fenced session's state in the fleet; it stays here, read-only", "session", e.id, "ref", name, "err", err)
 			return
 		}
+		e.own.mu.Lock()
+		e.own.kept = true
+		if err := d.saveFleetMeta(e); err != nil {
+			d.log.Warn("fleet: could not record in the session's metadata that its state is kept", "session", e.id, "err", err)
+		}
+		e.own.mu.Unlock()
 		d.log.Info("fleet: the fenced session's state is kept in the fleet", "session", e.id, "ref", name, "snapshot", snap.ID)
 	}()
 }
@@ -369,7 +415,7 @@ func (d *Daemon) saveFleetMeta(e *entry) error {
 		fm.Epoch = e.own.lease.Epoch
 	}
 	if fe := e.own.fenced; fe != nil {
-		fm.Epoch, fm.FencedBy, fm.FencedEpoch = fe.Epoch, fe.Owner.Daemon, fe.Owner.Epoch
+		fm.Epoch, fm.FencedBy, fm.FencedEpoch, fm.Kept = fe.Epoch, fe.Owner.Daemon, fe.Owner.Epoch, e.own.kept
 	}
 	return d.updateMeta(e, func(m *sessionMeta) { m.Fleet = fm })
 }
@@ -380,7 +426,8 @@ func fencedErr(id string, fe *coord.FencedError, self string) error {
 		return apiErr(api.CodeFenced, "session %s was closed in the fleet by daemon %s; its state here is kept read-only (close it with vfsd session close %s)", id, fe.Owner.Daemon, id)
 	}
 	if fe.Owner.Daemon == self {
-		return apiErr(api.CodeFenced, "session %s was handed back to this daemon at epoch %d, after this copy (epoch %d): close this copy (vfsd session close %s) and call again to continue from the fleet's head", id, fe.Owner.Epoch, fe.Epoch, id)
+		return apiErr(api.CodeFenced, "session %s was handed back to this daemon at epoch %d, but this copy (epoch %d) holds changes not yet kept in the fleet (ref %s): they are pushed once the remote answers, and then the fleet's head replaces this copy; retry in a moment (vfsd remote shows the remote's state)",
+			id, fe.Owner.Epoch, fe.Epoch, FencedRef(id, self, fe.Epoch))
 	}
 	return apiErr(api.CodeFenced, "session %s is owned by daemon %s now (epoch %d; this daemon held epoch %d): call it there. Nothing acknowledged here is lost: this copy stays read-only, and its snapshots are in the remote (vfsd snapshot list)", id, fe.Owner.Daemon, fe.Owner.Epoch, fe.Epoch)
 }

@@ -196,6 +196,50 @@ func (d *Daemon) adopt(id string) error {
 
 var errNotAdopted = errors.New("not this daemon's in the fleet")
 
+// errFleetUnasked: the fleet could not be asked (the remote did not answer
+// in time).
+var errFleetUnasked = errors.New("the fleet did not answer")
+
+// replaceFencedCopy makes room for an adoption of session id, whose owner
+// record o names this daemon: a copy here that was fenced at an earlier
+// epoch (the session went to another daemon and was handed back, A→B→A)
+// is closed, so that the adoption starts from the fleet's head, which has
+// what the other daemon did. Its snapshots stay. A copy whose state is not
+// yet kept in the fleet (a takeover fenced it and the push of what it held
+// has not succeeded) is not closed: nothing it acknowledged may be lost.
+// A copy that is this daemon's own (not fenced) is no adoption at all.
+func (d *Daemon) replaceFencedCopy(id string, o coord.Owner) error {
+	d.mu.RLock()
+	e := d.sessions[id]
+	d.mu.RUnlock()
+	if e == nil {
+		return nil
+	}
+	e.own.mu.Lock()
+	fenced, kept := e.own.fenced, e.own.kept
+	e.own.mu.Unlock()
+	switch {
+	case fenced == nil || o.Epoch <= fenced.Epoch:
+		return errNotAdopted
+	case !kept:
+		// Its calls now say so (fencedErr), and the push of what it holds
+		// is tried again: the copy is replaced at a lookup after it.
+		e.own.mu.Lock()
+		back := *e.own.fenced
+		back.Owner = o
+		e.own.fenced = &back
+		e.own.mu.Unlock()
+		d.preserveFenced(e, fenced)
+		return fmt.Errorf("session %s was handed back to this daemon, but the copy fenced here holds changes not yet kept in the fleet (under ref %s); it is replaced once they are (the remote must answer)",
+			id, FencedRef(id, d.fleet.Daemon, fenced.Epoch))
+	}
+	if err := d.closeSessionPurge(id, "handed back to this daemon: replaced by the fleet's head", false); err != nil && !errors.Is(err, &api.Error{Code: api.CodeNotFound}) {
+		return fmt.Errorf("close the fenced copy of session %s: %w", id, err)
+	}
+	d.log.Info("fleet: session handed back; the fenced copy is replaced by the fleet's head", "session", id, "epoch", o.Epoch, "head", o.Head, "fenced_epoch", fenced.Epoch)
+	return nil
+}
+
 // adoptNow is adopt's work: l, when not nil, is a lease Take already got.
 func (d *Daemon) adoptNow(ctx context.Context, id string, l *coord.Lease) error {
 	if l == nil {
@@ -204,8 +248,14 @@ func (d *Daemon) adoptNow(ctx context.Context, id string, l *coord.Lease) error 
 		gctx, cancel := context.WithTimeout(ctx, gateWait)
 		o, err := d.fleet.Get(gctx, id)
 		cancel()
+		if err != nil && !errors.Is(err, coord.ErrNotFound) {
+			return fmt.Errorf("%w: %w: %v", errNotAdopted, errFleetUnasked, err)
+		}
 		if err != nil || o.Corrupt() || o.Closed || o.Daemon != d.fleet.Daemon {
 			return errNotAdopted
+		}
+		if err := d.replaceFencedCopy(id, o); err != nil {
+			return err
 		}
 		crashPoint("adopt:read")
 		if l, err = d.fleet.Take(ctx, id); err != nil {

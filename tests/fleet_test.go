@@ -491,3 +491,61 @@ func TestFleetClaimLater(t *testing.T) {
 	}, 30*time.Second, 50*time.Millisecond, "claimed once the remote answers")
 	pushHead(t, ctx, ca, "offline")
 }
+
+// TestFleetHandBack: a session moved from A to B and back to A. A still
+// holds its old, fenced copy when the session comes back: the hand-back
+// must replace it with B's head (B's changes in, A's answers no longer
+// fenced), fence B, and survive A's restart; the epoch only grows.
+func TestFleetHandBack(t *testing.T) {
+	srv := startS3(t)
+	url := srv.URL("vfsd-fleet", "handback")
+	a := startFleetDaemon(t, url, "daemon-a")
+	b := startFleetDaemon(t, url, "daemon-b")
+	ca, cb := a.client(), b.client()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	_, err := ca.CreateSession(ctx, api.CreateSessionRequest{ID: "hb"})
+	require.NoError(t, err)
+	tool(t, ca, "hb", "write_file", map[string]any{"path": "a.txt", "content": "A's\n"})
+	rep, err := ca.MoveSession(ctx, "hb", "daemon-b")
+	require.NoError(t, err)
+	require.EqualValues(t, 2, rep.Epoch)
+	require.Equal(t, "A's\n", readText(t, cb, "hb", "a.txt"))
+	tool(t, cb, "hb", "write_file", map[string]any{"path": "b.txt", "content": "B's\n"})
+	tool(t, cb, "hb", "write_file", map[string]any{"path": "a.txt", "content": "A's, edited on B\n"})
+	_, err = tryRead(ctx, ca, "hb", "a.txt")
+	require.Equal(t, api.CodeFenced, apiCode(err), "A is fenced while B owns it: %v", err)
+
+	back, err := cb.MoveSession(ctx, "hb", "daemon-a")
+	require.NoError(t, err, "B hands it back")
+	require.EqualValues(t, 3, back.Epoch)
+	require.Equal(t, "A's, edited on B\n", readText(t, ca, "hb", "a.txt"), "A answers again, from B's head")
+	require.Equal(t, "B's\n", readText(t, ca, "hb", "b.txt"))
+	tool(t, ca, "hb", "write_file", map[string]any{"path": "c.txt", "content": "A's again\n"})
+	_, err = tryRead(ctx, cb, "hb", "a.txt")
+	require.Equal(t, api.CodeFenced, apiCode(err), "B is fenced now: %v", err)
+	s, err := ca.Session(ctx, "hb")
+	require.NoError(t, err)
+	require.NotNil(t, s.Owner)
+	require.Equal(t, "daemon-a", s.Owner.Daemon)
+	require.EqualValues(t, 3, s.Owner.Epoch)
+
+	// A restarted keeps it, with the change made after the hand-back.
+	a.restart()
+	ca = a.client()
+	require.Equal(t, "A's again\n", readText(t, ca, "hb", "c.txt"))
+	require.Equal(t, "A's, edited on B\n", readText(t, ca, "hb", "a.txt"))
+	tool(t, ca, "hb", "write_file", map[string]any{"path": "d.txt", "content": "after the restart\n"})
+
+	// And once more there and back, through the CLI.
+	out, errOut, code := a.cli(ctx, nil, "session", "move", "hb", "--to", "daemon-b")
+	require.Zero(t, code, "%s%s", out, errOut)
+	require.Equal(t, "after the restart\n", readText(t, cb, "hb", "d.txt"))
+	out, errOut, code = b.cli(ctx, nil, "session", "move", "hb", "--to", "daemon-a")
+	require.Zero(t, code, "%s%s", out, errOut)
+	require.Equal(t, "after the restart\n", readText(t, ca, "hb", "d.txt"))
+	s, err = ca.Session(ctx, "hb")
+	require.NoError(t, err)
+	require.EqualValues(t, 5, s.Owner.Epoch)
+}
