@@ -81,6 +81,11 @@ type Owner struct {
 	// anew (with the next epoch).
 	Closed  bool      `json:"closed,omitempty"`
 	Updated time.Time `json:"updated"`
+	// Settings are the session's settings as its creator gave them
+	// (opaque here: the daemon's policy, contract, profile, quota...), so
+	// that a daemon adopting the session after a hand-off or a takeover
+	// creates it alike. Set at the claim, carried by every later write.
+	Settings json.RawMessage `json:"settings,omitempty"`
 
 	// version is the backend's version of the record as read or written.
 	version string
@@ -190,9 +195,9 @@ func (f *Fleet) write(ctx context.Context, rec Owner, cond Cond) (*Lease, error)
 // 1, or the next epoch over a closed or unreadable record, or over one of
 // this daemon's own (a session it lost locally). Another daemon's record
 // fails with *OwnedError, whatever its lease: taking a session is Take's.
-func (f *Fleet) Create(ctx context.Context, id string) (*Lease, error) {
+func (f *Fleet) Create(ctx context.Context, id string, settings json.RawMessage) (*Lease, error) {
 	for range 8 {
-		l, err := f.write(ctx, Owner{Session: id, Daemon: f.Daemon, Epoch: 1}, Cond{Absent: true})
+		l, err := f.write(ctx, Owner{Session: id, Daemon: f.Daemon, Epoch: 1, Settings: settings}, Cond{Absent: true})
 		if !errors.Is(err, ErrConflict) {
 			return l, wrapOp("claim", id, err)
 		}
@@ -206,7 +211,7 @@ func (f *Fleet) Create(ctx context.Context, id string) (*Lease, error) {
 		if !cur.corrupt && !cur.Closed && cur.Daemon != f.Daemon {
 			return nil, &OwnedError{Owner: cur}
 		}
-		l, err = f.write(ctx, Owner{Session: id, Daemon: f.Daemon, Epoch: cur.Epoch + 1, Seq: cur.Seq, From: cur.Daemon}, Cond{Match: cur.version})
+		l, err = f.write(ctx, Owner{Session: id, Daemon: f.Daemon, Epoch: cur.Epoch + 1, Seq: cur.Seq, From: cur.Daemon, Settings: settings}, Cond{Match: cur.version})
 		if !errors.Is(err, ErrConflict) {
 			return l, wrapOp("claim", id, err)
 		}
@@ -245,7 +250,7 @@ func (f *Fleet) Take(ctx context.Context, id string) (*Lease, error) {
 		if cur.Live(f.now(), f.Skew) {
 			return nil, &OwnedError{Owner: cur}
 		}
-		next := Owner{Session: id, Daemon: f.Daemon, Epoch: cur.Epoch + 1, Head: cur.Head, Seq: cur.Seq, From: cur.Daemon}
+		next := Owner{Session: id, Daemon: f.Daemon, Epoch: cur.Epoch + 1, Head: cur.Head, Seq: cur.Seq, From: cur.Daemon, Settings: cur.Settings}
 		l, err := f.write(ctx, next, Cond{Match: cur.version})
 		if !errors.Is(err, ErrConflict) {
 			return l, wrapOp("take", id, err)
@@ -301,6 +306,9 @@ func (f *Fleet) update(ctx context.Context, l *Lease, change func(*Owner)) error
 		}
 		l.version, l.Seq = cur.version, cur.Seq
 		l.Head = cur.Head
+		if len(l.Settings) == 0 { // a lease resumed after a restart
+			l.Settings = cur.Settings
+		}
 	}
 	return fmt.Errorf("update the owner record of session %s: it kept changing; retry: %w", l.Session, ErrConflict)
 }

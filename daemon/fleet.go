@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -286,7 +287,10 @@ func (d *Daemon) renew(ctx context.Context, e *entry, sync bool) error {
 		return fencedErr(e.id, fenced, d.fleet.Daemon)
 	}
 	if claim {
-		l, err := d.fleet.Create(ctx, e.id)
+		e.mu.Lock()
+		settings := settingsOf(e.meta)
+		e.mu.Unlock()
+		l, err := d.fleet.Create(ctx, e.id, settings)
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		var owned *coord.OwnedError
@@ -488,17 +492,66 @@ func (d *Daemon) enterCall(ctx context.Context, e *entry) (done func(), err erro
 	return e.own.calls.RUnlock, nil
 }
 
+// fleetSettings are the settings of a session its owner record carries
+// (coord.Owner.Settings), so that a daemon adopting it after a hand-off or
+// a takeover creates it alike: same policy, contract, profile, quota,
+// label and followed ref. A contract's creation options are not carried:
+// they were applied once, and the head snapshot holds what they made.
+type fleetSettings struct {
+	Policy       string          `json:"policy,omitempty"`
+	PolicyObject json.RawMessage `json:"policy_object,omitempty"`
+	Profile      string          `json:"profile,omitempty"`
+	Contract     string          `json:"contract,omitempty"`
+	Quota        *api.Quota      `json:"quota,omitempty"`
+	Label        string          `json:"label,omitempty"`
+	KeepRef      string          `json:"keep_ref,omitempty"`
+}
+
+// settingsOf returns m's fleetSettings, encoded.
+func settingsOf(m *sessionMeta) json.RawMessage {
+	fs := fleetSettings{Policy: m.Policy, PolicyObject: m.PolicyObject, Profile: m.Profile, Contract: m.Contract,
+		Quota: m.Quota, Label: m.Label, KeepRef: m.KeepRef}
+	if len(fs.PolicyObject) > 0 {
+		fs.Policy = "" // its name only; the object is the policy
+	}
+	b, err := json.Marshal(fs)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// adoptRequest is the creation request of session id adopted from owner
+// record o: from its head, with the settings it carries (a record written
+// before settings travelled has none: the daemon's defaults).
+func adoptRequest(id string, o coord.Owner) (api.CreateSessionRequest, error) {
+	req := api.CreateSessionRequest{ID: id, Base: o.Head, Label: "from " + o.From}
+	if len(o.Settings) == 0 {
+		return req, nil
+	}
+	var fs fleetSettings
+	if err := json.Unmarshal(o.Settings, &fs); err != nil {
+		return req, fmt.Errorf("the settings in its owner record do not parse (%v); it is not set up with other settings than its own", err)
+	}
+	req.Policy, req.PolicyObject, req.Profile, req.Contract, req.Quota, req.KeepRef =
+		fs.Policy, fs.PolicyObject, fs.Profile, fs.Contract, fs.Quota, fs.KeepRef
+	if fs.Label != "" {
+		req.Label = fs.Label
+	}
+	return req, nil
+}
+
 // claimNew claims session id for this daemon before it is created: an
 // ID another daemon owns is refused (nothing is created). When the remote
 // cannot be reached the session is created unclaimed and claimed by the
 // fleet loop later.
-func (d *Daemon) claimNew(ctx context.Context, id string) (*coord.Lease, bool, error) {
+func (d *Daemon) claimNew(ctx context.Context, id string, m *sessionMeta) (*coord.Lease, bool, error) {
 	if d.fleet == nil {
 		return nil, false, nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, gateWait)
 	defer cancel()
-	l, err := d.fleet.Create(cctx, id)
+	l, err := d.fleet.Create(cctx, id, settingsOf(m))
 	var owned *coord.OwnedError
 	switch {
 	case errors.As(err, &owned):

@@ -262,9 +262,12 @@ func (d *Daemon) adoptNow(ctx context.Context, id string, l *coord.Lease) error 
 			return fmt.Errorf("adopt session %s: %w", id, err)
 		}
 	}
-	actx := context.WithValue(WithCaller(ctx, Caller{Admin: true}), adoptKey{}, l)
-	_, err := d.createSession(actx, api.CreateSessionRequest{ID: id, Base: l.Head, Label: "from " + l.From}, Caller{Admin: true}, nil)
+	req, err := adoptRequest(id, l.Owner)
 	if err != nil {
+		return fmt.Errorf("adopt session %s: %w", id, err)
+	}
+	actx := context.WithValue(WithCaller(ctx, Caller{Admin: true}), adoptKey{}, l)
+	if _, err := d.createSession(actx, req, Caller{Admin: true}, nil); err != nil {
 		return fmt.Errorf("adopt session %s from snapshot %s: %w", id, l.Head, err)
 	}
 	crashPoint("adopt:forked")

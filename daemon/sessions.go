@@ -165,7 +165,7 @@ func (d *Daemon) createSession(ctx context.Context, req api.CreateSessionRequest
 	lease, adopted := ctx.Value(adoptKey{}).(*coord.Lease)
 	claimLater := false
 	if !adopted {
-		if lease, claimLater, err = d.claimNew(ctx, id); err != nil {
+		if lease, claimLater, err = d.claimNew(ctx, id, m); err != nil {
 			d.mu.Lock()
 			delete(d.sessions, id)
 			d.mu.Unlock()

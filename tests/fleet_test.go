@@ -505,13 +505,28 @@ func TestFleetHandBack(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 
-	_, err := ca.CreateSession(ctx, api.CreateSessionRequest{ID: "hb"})
+	_, err := ca.CreateSession(ctx, api.CreateSessionRequest{ID: "hb", Label: "the hand-back test", Profile: "openai",
+		PolicyObject: json.RawMessage(`{"base":"default","deny_hidden":true,"checkpoints":true}`),
+		Quota:        &api.Quota{MaxSnapshots: 40}})
 	require.NoError(t, err)
 	tool(t, ca, "hb", "write_file", map[string]any{"path": "a.txt", "content": "A's\n"})
 	rep, err := ca.MoveSession(ctx, "hb", "daemon-b")
 	require.NoError(t, err)
 	require.EqualValues(t, 2, rep.Epoch)
 	require.Equal(t, "A's\n", readText(t, cb, "hb", "a.txt"))
+	// The session's settings travel with it: the receiver enforces the
+	// same policy (a hidden path refused), profile, quota and label.
+	sb, err := cb.Session(ctx, "hb")
+	require.NoError(t, err)
+	require.Equal(t, "openai", sb.Profile)
+	require.Equal(t, "the hand-back test", sb.Label)
+	require.NotNil(t, sb.Quota)
+	require.EqualValues(t, 40, sb.Quota.MaxSnapshots)
+	require.Contains(t, string(sb.EffectivePolicy), `"deny_hidden":true`)
+	hidden, _ := json.Marshal(map[string]any{"path": ".secret", "content": "x"})
+	r, err := cb.CallTool(ctx, "hb", "write_file", hidden)
+	require.NoError(t, err)
+	require.NotEqual(t, "ok", r.Status, "the policy holds on the receiver: %s", r.JSON)
 	tool(t, cb, "hb", "write_file", map[string]any{"path": "b.txt", "content": "B's\n"})
 	tool(t, cb, "hb", "write_file", map[string]any{"path": "a.txt", "content": "A's, edited on B\n"})
 	_, err = tryRead(ctx, ca, "hb", "a.txt")

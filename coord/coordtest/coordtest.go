@@ -7,6 +7,7 @@ package coordtest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -186,7 +187,7 @@ func runProtocol(t *testing.T, newBackend func(t *testing.T) coord.Backend, opts
 			var wg sync.WaitGroup
 			for _, f := range []*coord.Fleet{fa, fb, fa, fb} {
 				wg.Go(func() {
-					l, err := f.Create(c, id)
+					l, err := f.Create(c, id, nil)
 					var owned *coord.OwnedError
 					switch {
 					case err == nil:
@@ -214,7 +215,7 @@ func runProtocol(t *testing.T, newBackend func(t *testing.T) coord.Backend, opts
 	t.Run("TakeAfterLease", func(t *testing.T) {
 		b, c := newBackend(t), ctx(t)
 		fa, fb, clock := fleets(t, b)
-		la, err := fa.Create(c, "s")
+		la, err := fa.Create(c, "s", nil)
 		require.NoError(t, err)
 		require.EqualValues(t, 1, la.Epoch)
 		require.NoError(t, fa.MoveHead(c, la, snap1))
@@ -256,7 +257,7 @@ func runProtocol(t *testing.T, newBackend func(t *testing.T) coord.Backend, opts
 		f0.Now = clock.now
 		for round := range max(opts.Rounds/5, 3) {
 			id := fmt.Sprintf("t%d", round)
-			_, err := f0.Create(c, id)
+			_, err := f0.Create(c, id, nil)
 			require.NoError(t, err)
 			clock.add(coord.DefaultLease + coord.DefaultSkew + time.Second)
 			var wins atomic.Int32
@@ -287,7 +288,7 @@ func runProtocol(t *testing.T, newBackend func(t *testing.T) coord.Backend, opts
 	t.Run("Handoff", func(t *testing.T) {
 		b, c := newBackend(t), ctx(t)
 		fa, fb, _ := fleets(t, b)
-		la, err := fa.Create(c, "h")
+		la, err := fa.Create(c, "h", nil)
 		require.NoError(t, err)
 		require.NoError(t, fa.Handoff(c, la, "daemon-b", snap1))
 		require.Equal(t, "daemon-b", la.Daemon)
@@ -300,9 +301,37 @@ func runProtocol(t *testing.T, newBackend func(t *testing.T) coord.Backend, opts
 		var fenced *coord.FencedError
 		require.ErrorAs(t, fa.MoveHead(c, stale, snap2), &fenced)
 		require.NoError(t, fb.Release(c, lb))
-		la2, err := fa.Create(c, "h")
+		la2, err := fa.Create(c, "h", nil)
 		require.NoError(t, err, "a closed session may be created anew")
 		require.EqualValues(t, 3, la2.Epoch)
+	})
+	t.Run("SettingsTravel", func(t *testing.T) {
+		// The creator's settings stay on the record through every later
+		// write: renewals, head moves, a hand-off, a takeover, and the
+		// writes of a lease resumed after a restart (which never saw them).
+		b, c := newBackend(t), ctx(t)
+		fa, fb, _ := fleets(t, b)
+		set := json.RawMessage(`{"policy":"readonly","contract":"aos"}`)
+		la, err := fa.Create(c, "st", set)
+		require.NoError(t, err)
+		require.NoError(t, fa.Renew(c, la))
+		require.NoError(t, fa.MoveHead(c, la, snap1))
+		resumed := coord.Resume("st", "daemon-a", la.Epoch)
+		require.NoError(t, fa.MoveHead(c, resumed, snap2))
+		require.NoError(t, fa.Handoff(c, resumed, "daemon-b", snap2))
+		lb, err := fb.Take(c, "st")
+		require.NoError(t, err)
+		require.JSONEq(t, string(set), string(lb.Settings))
+		fb.Lease = 0 // its lease ends at once: daemon-a may take it over
+		require.NoError(t, fb.Renew(c, lb))
+		time.Sleep(10 * time.Millisecond)
+		fa.Skew = 0
+		la2, err := fa.Take(c, "st")
+		require.NoError(t, err)
+		require.JSONEq(t, string(set), string(la2.Settings))
+		o, err := fb.Get(c, "st")
+		require.NoError(t, err)
+		require.JSONEq(t, string(set), string(o.Settings))
 	})
 	t.Run("RefMovers", func(t *testing.T) {
 		b, c := newBackend(t), ctx(t)
@@ -383,7 +412,7 @@ func runProtocol(t *testing.T, newBackend func(t *testing.T) coord.Backend, opts
 		}
 		b, c := newBackend(t), ctx(t)
 		fa, fb, _ := fleets(t, b)
-		la, err := fa.Create(c, "p")
+		la, err := fa.Create(c, "p", nil)
 		require.NoError(t, err)
 		// Garbage, a record of another session, and an oversized object
 		// under owner keys: the owner keeps renewing and moving its head
@@ -397,7 +426,7 @@ func runProtocol(t *testing.T, newBackend func(t *testing.T) coord.Backend, opts
 			require.Equal(t, snap1, o.Head)
 		}
 		opts.Raw(t, "sessions/q", []byte("nonsense"))
-		lq, err := fb.Create(c, "q")
+		lq, err := fb.Create(c, "q", nil)
 		require.NoError(t, err)
 		require.Equal(t, "daemon-b", lq.Daemon)
 		// Hostile index keys, refs and members are skipped.
