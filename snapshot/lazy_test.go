@@ -184,7 +184,7 @@ func TestLazyLoadCorruptManifest(t *testing.T) {
 	rec := filepath.Join(dir, "store", string(snapshot.Records), base[:2], base)
 	b, err := os.ReadFile(rec)
 	require.NoError(t, err)
-	i := strings.LastIndex(string(b), "f4.txt") // inside a manifest of the pack
+	i := strings.LastIndex(string(b), "f0.txt") // inside a manifest of the pack (a first entry, its name written whole)
 	require.Positive(t, i)
 	require.NoError(t, os.Chmod(rec, 0o644))
 	require.NoError(t, os.WriteFile(rec, []byte(string(b[:i])+"X"+string(b[i+1:])), 0o644))

@@ -67,6 +67,10 @@ type CowResult struct {
 	FullVsCpA        float64 `json:"snapshot_full_vs_cp_a"`
 	FullOverlayVsCpA float64 `json:"snapshot_full_overlay_vs_cp_a,omitempty"`
 	MetaBytesPerFile float64 `json:"meta_bytes_per_file"`
+	// RecordBytesPerFile is the workspace's snapshot record in the store
+	// (its manifests, packed) per file: the metadata a push uploads and a
+	// fork on another machine fetches.
+	RecordBytesPerFile float64 `json:"record_bytes_per_file"`
 	// ReopenReadMs is a fresh process (vfsd bench reopen-read) opening the
 	// closed repository and reading one file of a session whose base is
 	// the workspace's snapshot: the median of Repeats runs, each timed
@@ -205,6 +209,11 @@ func cowOnce(ctx context.Context, opts CowOptions, n int) (CowResult, error) {
 	}
 
 	res.MetaBytesPerFile = metaBytesPerFile(base.Tree)
+	if h, err := vfs.ParseHash(base.ID); err == nil {
+		if size, err := repo.Store().Stat(ctx, snapshot.Records, h); err == nil {
+			res.RecordBytesPerFile = round(float64(size) / float64(base.Tree.Files()))
+		}
+	}
 
 	tree := filepath.Join(root, "materialized")
 	if _, err := repo.Materialize(ctx, snapshot.Source{Snapshot: base.ID}, tree); err != nil {
