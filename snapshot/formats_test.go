@@ -71,11 +71,7 @@ func TestWriteFormatFixture(t *testing.T) {
 	if dir == "" {
 		t.Skip("set VFSD_WRITE_FORMAT_FIXTURE=DIR to write a store of this format into DIR")
 	}
-	store, err := OpenLocal(filepath.Join(dir, "store"))
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sessions"), 0o755))
-	r, err := OpenRepo(tctx(t), store, filepath.Join(dir, "sessions"), RepoOptions{})
-	require.NoError(t, err)
+	store, r := openFixtureRepo(t, dir)
 	defer store.Close()
 	defer r.Close()
 	snap, err := r.CommitTree(tctx(t), formatFixture(t, store), "format fixture")

@@ -60,11 +60,7 @@ func openCounting(t *testing.T, dir string) (*Repo, *countingStore) {
 // names (so the record's pack is far larger than what Get reads first) to
 // a local store in dir and returns the snapshot's ID.
 func headFixture(t *testing.T, dir string, dirs int, label string) string {
-	store, err := OpenLocal(filepath.Join(dir, "store"))
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sessions"), 0o755))
-	r, err := OpenRepo(tctx(t), store, filepath.Join(dir, "sessions"), RepoOptions{})
-	require.NoError(t, err)
+	store, r := openFixtureRepo(t, dir)
 	defer store.Close()
 	defer r.Close()
 	blob, _, err := store.Put(tctx(t), Blobs, strings.NewReader("hello\n"), PutOptions{})
@@ -89,6 +85,17 @@ func tctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return c
+}
+
+// openFixtureRepo opens a repository in dir, with its store, for a test
+// to write a fixture into; the caller closes both.
+func openFixtureRepo(t *testing.T, dir string) (*LocalStore, *Repo) {
+	store, err := OpenLocal(filepath.Join(dir, "store"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sessions"), 0o755))
+	r, err := OpenRepo(tctx(t), store, filepath.Join(dir, "sessions"), RepoOptions{})
+	require.NoError(t, err)
+	return store, r
 }
 
 func recordPath(dir, id string) string {

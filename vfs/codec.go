@@ -240,20 +240,31 @@ func DecodeNode(b []byte) (name string, n Node, rest []byte, err error) {
 	n.Ino = d.uvarint()
 	n.Btime, n.Mtime, n.Ctime, n.Atime = d.varint(), d.varint(), d.varint(), d.varint()
 	n.Created, n.Updated = floorDiv(n.Btime, 1e6), floorDiv(n.Mtime, 1e6)
-	flags := d.flagged(&n, flagsV2)
-	if d.err != nil {
-		return "", Node{}, nil, d.err
-	}
-	if n.Kind < KindFile || n.Kind > maxKind || n.Encoding > EncodingBinary || flags&^flagsV2 != 0 {
-		return "", Node{}, nil, fmt.Errorf("%w: bad kind, encoding or flags", ErrBadEncoding)
-	}
-	if (n.IsDir() && n.Nlink != 0) || (!n.IsDir() && n.Nlink == 0) {
-		return "", Node{}, nil, fmt.Errorf("%w: bad link count", ErrBadEncoding)
-	}
-	if emptyFlagged(n, flags) {
-		return "", Node{}, nil, fmt.Errorf("%w: flagged field is empty", ErrBadEncoding)
+	if err := d.finishV2(&n); err != nil {
+		return "", Node{}, nil, err
 	}
 	return name, n, d.b, nil
+}
+
+// finishV2 reads the flags byte and the flagged fields of a node of
+// format 2 or 3 into n and checks the node as those formats allow it:
+// a known kind, encoding and flags, a link count that fits the kind, no
+// flagged field empty.
+func (d *nodeDecoder) finishV2(n *Node) error {
+	flags := d.flagged(n, flagsV2)
+	if d.err != nil {
+		return d.err
+	}
+	if n.Kind < KindFile || n.Kind > maxKind || n.Encoding > EncodingBinary || flags&^flagsV2 != 0 {
+		return fmt.Errorf("%w: bad kind, encoding or flags", ErrBadEncoding)
+	}
+	if (n.IsDir() && n.Nlink != 0) || (!n.IsDir() && n.Nlink == 0) {
+		return fmt.Errorf("%w: bad link count", ErrBadEncoding)
+	}
+	if emptyFlagged(*n, flags) {
+		return fmt.Errorf("%w: flagged field is empty", ErrBadEncoding)
+	}
+	return nil
 }
 
 // DecodeNodeV1 decodes one node record in format 1 (stores written before

@@ -185,18 +185,8 @@ func (dl *NodeListDecoder) Next(b []byte) (name string, n Node, rest []byte, err
 	n.Mode = ModeFromUnix(uint32(mode))
 	n.Uid, n.Gid, n.Nlink = uint32(uid), uint32(gid), uint32(nlink)
 	n.Created, n.Updated = floorDiv(n.Btime, 1e6), floorDiv(n.Mtime, 1e6)
-	flags := d.flagged(&n, flagsV2)
-	if d.err != nil {
-		return "", Node{}, nil, d.err
-	}
-	if n.Kind < KindFile || n.Kind > maxKind || n.Encoding > EncodingBinary || flags&^flagsV2 != 0 {
-		return "", Node{}, nil, fmt.Errorf("%w: bad kind, encoding or flags", ErrBadEncoding)
-	}
-	if (n.IsDir() && n.Nlink != 0) || (!n.IsDir() && n.Nlink == 0) {
-		return "", Node{}, nil, fmt.Errorf("%w: bad link count", ErrBadEncoding)
-	}
-	if emptyFlagged(n, flags) {
-		return "", Node{}, nil, fmt.Errorf("%w: flagged field is empty", ErrBadEncoding)
+	if err := d.finishV2(&n); err != nil {
+		return "", Node{}, nil, err
 	}
 	dl.prevName, dl.prev = name, n
 	return name, n, d.b, nil
