@@ -295,7 +295,12 @@ func (d *Daemon) TakeSession(ctx context.Context, id string) (*api.Session, erro
 			v := d.view(e)
 			return &v, nil
 		}
-		return nil, apiErr(api.CodeConflict, "a fenced copy of session %s is here; close it first (vfsd session close %s), then take it", id, id)
+		e.own.mu.Lock()
+		kept := e.own.kept
+		e.own.mu.Unlock()
+		if !kept {
+			return nil, apiErr(api.CodeConflict, "a fenced copy of session %s is here, holding changes not yet kept in the fleet (its push has not succeeded); retry once the remote answers, or close the copy (vfsd session close %s) to give them up", id, id)
+		}
 	}
 	l, err := d.fleet.Take(ctx, id)
 	var owned *coord.OwnedError
@@ -306,6 +311,13 @@ func (d *Daemon) TakeSession(ctx context.Context, id string) (*api.Session, erro
 		return nil, apiErr(api.CodeNotFound, "no session %q in the fleet; vfsd session list on its daemon shows it", id)
 	case err != nil:
 		return nil, apiErr(api.CodeUnavailable, "take session %s: %v", id, err)
+	}
+	if e != nil {
+		// The fenced copy left here, its state kept in the fleet: the
+		// fleet's head replaces it.
+		if err := d.closeSessionPurge(id, "taken over by this daemon: replaced by the fleet's head", false); err != nil && !errors.Is(err, &api.Error{Code: api.CodeNotFound}) {
+			return nil, fmt.Errorf("take session %s: close the fenced copy: %w", id, err)
+		}
 	}
 	if err := d.adoptNow(ctx, id, l); err != nil {
 		return nil, err

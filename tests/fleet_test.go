@@ -563,4 +563,20 @@ func TestFleetHandBack(t *testing.T) {
 	s, err = ca.Session(ctx, "hb")
 	require.NoError(t, err)
 	require.EqualValues(t, 5, s.Owner.Epoch)
+
+	// Moved to B once more, and B dies: A, holding a fenced copy, takes it
+	// back once B's lease has ended — the copy replaced by the head.
+	tool(t, ca, "hb", "write_file", map[string]any{"path": "e.txt", "content": "before B died\n"})
+	_, err = ca.MoveSession(ctx, "hb", "daemon-b")
+	require.NoError(t, err)
+	require.Equal(t, "before B died\n", readText(t, cb, "hb", "e.txt"))
+	b.kill9()
+	var taken *api.Session
+	require.Eventually(t, func() bool {
+		taken, err = ca.TakeSession(ctx, "hb")
+		return err == nil
+	}, 30*time.Second, 200*time.Millisecond, "A takes it back once B's lease ends: %v", err)
+	require.Equal(t, "daemon-a", taken.Owner.Daemon)
+	require.EqualValues(t, 7, taken.Owner.Epoch)
+	require.Equal(t, "before B died\n", readText(t, ca, "hb", "e.txt"))
 }
