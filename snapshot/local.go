@@ -63,6 +63,11 @@ type LocalStore struct {
 	// unnamed file as durable as a renamed named one (localTmpfileSafe).
 	tmpfileOK   atomic.Bool
 	tmpfileSafe bool
+	// cloneOK is cleared once the store's filesystem refused FICLONE:
+	// PutFile then copies without creating a temporary file in vain for
+	// every file. Per store: another store of the process may be on a
+	// filesystem that shares extents.
+	cloneOK atomic.Bool
 	// dirs holds the fan-out directories known to exist (see ensureDir).
 	dirs sync.Map
 }
@@ -109,6 +114,7 @@ func OpenLocal(dir string) (*LocalStore, error) {
 	// Without /proc an unnamed file cannot be linked into place.
 	_, err = os.Stat(localProcFD)
 	s.tmpfileOK.Store(err == nil)
+	s.cloneOK.Store(true)
 	s.tmpfileSafe = localTmpfileSafe(s.tmpDir)
 	ok = true
 	return s, nil

@@ -52,9 +52,10 @@ type PutFileResult struct {
 // help it:
 //
 //   - with opts.Frozen, on the store's filesystem, the file itself becomes
-//     the object: it is linked into tmp/ (linkat of /proc/self/fd/N), made
-//     read-only, hashed there, and renamed into place without replacing an
-//     existing object;
+//     the object: it is made read-only, hashed, and linked under the
+//     object's name (linkat of /proc/self/fd/N, which never replaces an
+//     existing object) — no temporary name, no rename: nobody writes a
+//     frozen file, so the bytes hashed are the bytes published;
 //   - otherwise a clone of it (FICLONE, on filesystems that share extents:
 //     XFS, Btrfs) is made in tmp/, hashed, and published in the same way;
 //   - otherwise its content is stored by Put, which copies it.
@@ -102,6 +103,9 @@ func (s *LocalStore) putFileInPlace(ctx context.Context, ns Namespace, f *os.Fil
 	if !s.tmpfileOK.Load() {
 		return PutFileResult{}, errors.ErrUnsupported // no /proc: no way to link f
 	}
+	if opts.Frozen && localSameDevice(f, s.dir) {
+		return s.putFrozenFile(ctx, ns, f, size, opts)
+	}
 	spread := rand.IntN(256)
 	dir := s.tmpSub(spread)
 	if err := s.ensureDir(dir); err != nil {
@@ -122,7 +126,7 @@ func (s *LocalStore) putFileInPlace(ctx context.Context, ns Namespace, f *os.Fil
 		}
 	}
 	if how == "" {
-		clone, err := localClone(f, name)
+		clone, err := localClone(f, name, &s.cloneOK)
 		if err != nil {
 			return PutFileResult{}, err // errors.ErrUnsupported when the filesystem cannot
 		}
@@ -133,6 +137,72 @@ func (s *LocalStore) putFileInPlace(ctx context.Context, ns Namespace, f *os.Fil
 	defer tmp.discard()
 	crashpoint.Hit("putfile-linked")
 
+	res, err := s.hashFile(ctx, src, size, how, opts)
+	if err != nil {
+		return PutFileResult{}, err
+	}
+	crashpoint.Hit("putfile-hashed")
+	if err := ctx.Err(); err != nil {
+		return PutFileResult{}, err
+	}
+	final := s.ObjectPath(ns, res.Hash)
+	if err := s.ensureDir(filepath.Dir(final)); err != nil {
+		return PutFileResult{}, fmt.Errorf("publish object: %w", err)
+	}
+	switch err := localRenameNoReplace(name, final); {
+	case errors.Is(err, fs.ErrExist):
+		res.How = "dedup"
+		return res, s.dedup(final, PutOptions{Deferred: opts.Deferred})
+	case err != nil:
+		return PutFileResult{}, fmt.Errorf("publish object: %w", err)
+	}
+	tmp.kept = true
+	crashpoint.Hit("putfile-published")
+	if !opts.Deferred {
+		if err := localSyncDir(filepath.Dir(final)); err != nil {
+			return PutFileResult{}, err
+		}
+	}
+	return res, nil
+}
+
+// putFrozenFile is PutFile of a frozen file on the store's filesystem: the
+// file is made read-only, hashed, and linked under its object's name. A
+// crash before the link publishes nothing (the file stays where it was,
+// read-only); after it, the object is whole.
+func (s *LocalStore) putFrozenFile(ctx context.Context, ns Namespace, f *os.File, size int64, opts PutFileOptions) (PutFileResult, error) {
+	res, err := s.hashFile(ctx, f, size, "link", opts)
+	if err != nil {
+		return PutFileResult{}, err
+	}
+	crashpoint.Hit("putfile-hashed")
+	if err := ctx.Err(); err != nil {
+		return PutFileResult{}, err
+	}
+	final := s.ObjectPath(ns, res.Hash)
+	if err := s.ensureDir(filepath.Dir(final)); err != nil {
+		return PutFileResult{}, fmt.Errorf("publish object: %w", err)
+	}
+	switch err := localLinkFile(f, final); {
+	case errors.Is(err, fs.ErrExist):
+		res.How = "dedup"
+		return res, s.dedup(final, PutOptions{Deferred: opts.Deferred})
+	case err != nil:
+		return PutFileResult{}, fmt.Errorf("publish object: %w", err)
+	}
+	crashpoint.Hit("putfile-published")
+	if !opts.Deferred {
+		if err := localSyncDir(filepath.Dir(final)); err != nil {
+			return PutFileResult{}, err
+		}
+	}
+	return res, nil
+}
+
+// hashFile makes src read-only and hashes it, refusing a file whose size,
+// times or identity moved meanwhile (or whose size is not size, for a
+// file linked as it is); it syncs the content unless opts.Deferred.
+func (s *LocalStore) hashFile(ctx context.Context, src *os.File, size int64, how string, opts PutFileOptions) (PutFileResult, error) {
 	if err := localMakeReadOnly(src); err != nil {
 		return PutFileResult{}, err
 	}
@@ -153,7 +223,7 @@ func (s *LocalStore) putFileInPlace(ctx context.Context, ns Namespace, f *os.Fil
 		if cerr := ctx.Err(); cerr != nil {
 			return PutFileResult{}, cerr
 		}
-		return PutFileResult{}, fmt.Errorf("read %s: %w", tmp, err)
+		return PutFileResult{}, fmt.Errorf("read %s: %w", src.Name(), err)
 	}
 	after, err := localFileState(src)
 	if err != nil {
@@ -162,36 +232,12 @@ func (s *LocalStore) putFileInPlace(ctx context.Context, ns Namespace, f *os.Fil
 	if after != before || n != before.size {
 		return PutFileResult{}, fmt.Errorf("%w while it was hashed", errFileChanged)
 	}
-	h := vfs.SumHash(hasher)
-	res := PutFileResult{Hash: h, Size: n, How: how}
 	if !opts.Deferred {
 		if err := localFdatasync(src); err != nil {
-			return PutFileResult{}, fmt.Errorf("sync %s: %w", tmp, err)
+			return PutFileResult{}, fmt.Errorf("sync %s: %w", src.Name(), err)
 		}
 	}
-	crashpoint.Hit("putfile-hashed")
-	if err := ctx.Err(); err != nil {
-		return PutFileResult{}, err
-	}
-	final := s.ObjectPath(ns, h)
-	if err := s.ensureDir(filepath.Dir(final)); err != nil {
-		return PutFileResult{}, fmt.Errorf("publish object: %w", err)
-	}
-	switch err := localRenameNoReplace(name, final); {
-	case errors.Is(err, fs.ErrExist):
-		res.How = "dedup"
-		return res, s.dedup(final, PutOptions{Deferred: opts.Deferred})
-	case err != nil:
-		return PutFileResult{}, fmt.Errorf("publish object: %w", err)
-	}
-	tmp.kept = true
-	crashpoint.Hit("putfile-published")
-	if !opts.Deferred {
-		if err := localSyncDir(filepath.Dir(final)); err != nil {
-			return PutFileResult{}, err
-		}
-	}
-	return res, nil
+	return PutFileResult{Hash: vfs.SumHash(hasher), Size: n, How: how}, nil
 }
 
 // errFileChanged is PutFile's error for a file written while it was stored.

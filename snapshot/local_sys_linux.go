@@ -176,6 +176,13 @@ func localFileState(f *os.File) (localState, error) {
 	return localState{size: st.Size, mtime: unix.TimespecToNsec(st.Mtim), ctime: unix.TimespecToNsec(st.Ctim), ino: st.Ino}, nil
 }
 
+// localSameDevice reports whether f is on the filesystem of directory dir
+// (so that it can be linked there).
+func localSameDevice(f *os.File, dir string) bool {
+	var a, b unix.Stat_t
+	return unix.Fstat(int(f.Fd()), &a) == nil && unix.Stat(dir, &b) == nil && a.Dev == b.Dev
+}
+
 // localCrossDevice reports whether err says two paths are on different
 // filesystems (EXDEV).
 func localCrossDevice(err error) bool { return errors.Is(err, unix.EXDEV) }
@@ -183,9 +190,11 @@ func localCrossDevice(err error) bool { return errors.Is(err, unix.EXDEV) }
 // localClone creates the file name (mode 0444), sharing src's extents
 // (FICLONE), and returns it open for reading and writing. It reports
 // errors.ErrUnsupported, leaving nothing behind, when the filesystem
-// cannot share extents or src is on another one.
-func localClone(src *os.File, name string) (*os.File, error) {
-	if !localCloneOK.Load() {
+// cannot share extents or src is on another one; ok is cleared when the
+// filesystem refuses (not for a src on another one), and a cleared ok
+// makes it report that at once.
+func localClone(src *os.File, name string, ok *atomic.Bool) (*os.File, error) {
+	if !ok.Load() {
 		return nil, errors.ErrUnsupported
 	}
 	dst, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|unix.O_CLOEXEC, 0o444)
@@ -203,15 +212,8 @@ func localClone(src *os.File, name string) (*os.File, error) {
 		return nil, errors.ErrUnsupported
 	case errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.ENOTTY), errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS):
 		// This filesystem does not share extents: do not try again.
-		localCloneOK.Store(false)
+		ok.Store(false)
 		return nil, errors.ErrUnsupported
 	}
 	return nil, fmt.Errorf("clone into %s: %w", name, err)
 }
-
-// localCloneOK is cleared once a filesystem refused FICLONE: the machine's
-// stores are then assumed not to share extents, and PutFile copies without
-// creating a temporary file in vain for every file.
-var localCloneOK atomic.Bool
-
-func init() { localCloneOK.Store(true) }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
 
 // localDeferOK is false: without syncfs(2) Sync cannot find the files a
@@ -73,5 +74,10 @@ func localFileState(f *os.File) (localState, error) {
 // localCrossDevice is never asked outside Linux (no links, no clones).
 func localCrossDevice(err error) bool { return false }
 
+// localSameDevice: never, where files are not linked into the store.
+func localSameDevice(f *os.File, dir string) bool { return false }
+
 // localClone is unsupported outside Linux: PutFile copies.
-func localClone(src *os.File, name string) (*os.File, error) { return nil, errors.ErrUnsupported }
+func localClone(src *os.File, name string, ok *atomic.Bool) (*os.File, error) {
+	return nil, errors.ErrUnsupported
+}

@@ -87,10 +87,10 @@ func TestSealCrash(t *testing.T) {
 		// repository is closed).
 		returned bool
 	}{
-		{step: "putfile-linked:1"},                 // an upper file linked into the store's tmp/, nothing published
-		{step: "putfile-linked:7"},                 // half the files published, one linked
-		{step: "putfile-hashed:7"},                 // one hashed and read-only, not yet renamed into place
-		{step: "putfile-published:7"},              // half the blobs published (a blob and an upper file share an inode)
+		{step: "putfile-hashed:1"},                 // an upper file hashed and read-only, nothing published
+		{step: "putfile-hashed:7"},                 // half the files published, one hashed and read-only, not yet linked into place
+		{step: "putfile-published:1"},              // one blob published (a blob and an upper file share an inode)
+		{step: "putfile-published:7"},              // half the blobs published
 		{step: "seal-stored"},                      // every blob published and synced, the seal not journaled
 		{step: "seal-journaled"},                   // the seal journaled, the upper files still there
 		{step: "upper-unlinked:5", returned: true}, // some upper files' names unlinked
