@@ -141,29 +141,11 @@ func (s *LocalStore) putFileInPlace(ctx context.Context, ns Namespace, f *os.Fil
 	if err != nil {
 		return PutFileResult{}, err
 	}
-	crashpoint.Hit("putfile-hashed")
-	if err := ctx.Err(); err != nil {
-		return PutFileResult{}, err
-	}
-	final := s.ObjectPath(ns, res.Hash)
-	if err := s.ensureDir(filepath.Dir(final)); err != nil {
-		return PutFileResult{}, fmt.Errorf("publish object: %w", err)
-	}
-	switch err := localRenameNoReplace(name, final); {
-	case errors.Is(err, fs.ErrExist):
-		res.How = "dedup"
-		return res, s.dedup(final, PutOptions{Deferred: opts.Deferred})
-	case err != nil:
-		return PutFileResult{}, fmt.Errorf("publish object: %w", err)
-	}
-	tmp.kept = true
-	crashpoint.Hit("putfile-published")
-	if !opts.Deferred {
-		if err := localSyncDir(filepath.Dir(final)); err != nil {
-			return PutFileResult{}, err
-		}
-	}
-	return res, nil
+	return s.publishFile(ctx, ns, res, opts, func(final string) error {
+		err := localRenameNoReplace(name, final)
+		tmp.kept = err == nil
+		return err
+	})
 }
 
 // putFrozenFile is PutFile of a frozen file on the store's filesystem: the
@@ -175,6 +157,14 @@ func (s *LocalStore) putFrozenFile(ctx context.Context, ns Namespace, f *os.File
 	if err != nil {
 		return PutFileResult{}, err
 	}
+	return s.publishFile(ctx, ns, res, opts, func(final string) error { return localLinkFile(f, final) })
+}
+
+// publishFile puts a hashed file under its object's name with place — the
+// rename of its temporary name, or a link of the file itself — which
+// must fail with fs.ErrExist rather than replace an object: an object
+// there already makes the put a dedup.
+func (s *LocalStore) publishFile(ctx context.Context, ns Namespace, res PutFileResult, opts PutFileOptions, place func(final string) error) (PutFileResult, error) {
 	crashpoint.Hit("putfile-hashed")
 	if err := ctx.Err(); err != nil {
 		return PutFileResult{}, err
@@ -183,7 +173,7 @@ func (s *LocalStore) putFrozenFile(ctx context.Context, ns Namespace, f *os.File
 	if err := s.ensureDir(filepath.Dir(final)); err != nil {
 		return PutFileResult{}, fmt.Errorf("publish object: %w", err)
 	}
-	switch err := localLinkFile(f, final); {
+	switch err := place(final); {
 	case errors.Is(err, fs.ErrExist):
 		res.How = "dedup"
 		return res, s.dedup(final, PutOptions{Deferred: opts.Deferred})
