@@ -233,10 +233,21 @@ func (d *Daemon) replaceFencedCopy(id string, o coord.Owner) error {
 		return fmt.Errorf("session %s was handed back to this daemon, but the copy fenced here holds changes not yet kept in the fleet (under ref %s); it is replaced once they are (the remote must answer)",
 			id, FencedRef(id, d.fleet.Daemon, fenced.Epoch))
 	}
-	if err := d.closeSessionPurge(id, "handed back to this daemon: replaced by the fleet's head", false); err != nil && !errors.Is(err, &api.Error{Code: api.CodeNotFound}) {
-		return fmt.Errorf("close the fenced copy of session %s: %w", id, err)
+	if err := d.dropFencedCopy(id, "handed back to this daemon"); err != nil {
+		return err
 	}
 	d.log.Info("fleet: session handed back; the fenced copy is replaced by the fleet's head", "session", id, "epoch", o.Epoch, "head", o.Head, "fenced_epoch", fenced.Epoch)
+	return nil
+}
+
+// dropFencedCopy closes the fenced copy of session id, its state kept in
+// the fleet, so that an adoption replaces it with the fleet's head (why
+// says how the session came back here); its snapshots stay.
+func (d *Daemon) dropFencedCopy(id, why string) error {
+	err := d.closeSessionPurge(id, why+": replaced by the fleet's head", false)
+	if err != nil && !errors.Is(err, &api.Error{Code: api.CodeNotFound}) {
+		return fmt.Errorf("close the fenced copy of session %s: %w", id, err)
+	}
 	return nil
 }
 
@@ -315,8 +326,8 @@ func (d *Daemon) TakeSession(ctx context.Context, id string) (*api.Session, erro
 	if e != nil {
 		// The fenced copy left here, its state kept in the fleet: the
 		// fleet's head replaces it.
-		if err := d.closeSessionPurge(id, "taken over by this daemon: replaced by the fleet's head", false); err != nil && !errors.Is(err, &api.Error{Code: api.CodeNotFound}) {
-			return nil, fmt.Errorf("take session %s: close the fenced copy: %w", id, err)
+		if err := d.dropFencedCopy(id, "taken over by this daemon"); err != nil {
+			return nil, err
 		}
 	}
 	if err := d.adoptNow(ctx, id, l); err != nil {
