@@ -58,10 +58,18 @@ type RemoteGCReport struct {
 	// DeleteFailed counts unreferenced blobs the remote refused to delete
 	// (an object lock, a deny policy), passed over; DeleteError is the
 	// first refusal.
-	DeleteFailed int           `json:"delete_failed"`
-	DeleteError  string        `json:"delete_error,omitempty"`
-	Grace        time.Duration `json:"grace_ns"`
-	Duration     time.Duration `json:"duration_ns"`
+	DeleteFailed int    `json:"delete_failed"`
+	DeleteError  string `json:"delete_error,omitempty"`
+	// BlobPacks counts the packs of blobs in the remote (their blobs are
+	// counted in Scanned, Deleted and Young too); PacksDeleted, those
+	// deleted whole, none of their blobs referenced; PacksRepacked, those
+	// holding both, whose referenced blobs were copied to new packs before
+	// the old was deleted.
+	BlobPacks     int           `json:"blob_packs"`
+	PacksDeleted  int           `json:"packs_deleted"`
+	PacksRepacked int           `json:"packs_repacked"`
+	Grace         time.Duration `json:"grace_ns"`
+	Duration      time.Duration `json:"duration_ns"`
 }
 
 // ErrRemoteGCRefused is matched by the error of a remote garbage collection
@@ -178,6 +186,9 @@ func (r *Repo) RemoteGC(ctx context.Context) (RemoteGCReport, error) {
 	}
 	rep.Marked = len(m.marked)
 	if err := m.sweep(ctx, lister); err != nil {
+		return rep, err
+	}
+	if err := m.sweepPacks(ctx); err != nil {
 		return rep, err
 	}
 	rep.Duration = time.Since(start)

@@ -43,7 +43,7 @@ func (r *Repo) HoldLocal(ctx context.Context, id string, progress func(done, tot
 		}
 		seen[n.Blob] = true
 		unpins = append(unpins, r.pins.pin(n.Blob))
-		blobs = append(blobs, cacheEntry{n.Blob, n.Size})
+		blobs = append(blobs, cacheEntry{h: n.Blob, size: n.Size})
 		return nil
 	})
 	if err != nil {

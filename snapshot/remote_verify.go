@@ -99,6 +99,11 @@ type remoteObj struct {
 	// is not local (see the comment above); good enough for pushes until
 	// the next listing.
 	checked bool
+	// pack is the pack holding a packed blob (its tag is the pack's), nil
+	// for an object of its own.
+	pack *remotePack
+	// wrong: the pack was found to hold other content for some blob.
+	wrong bool
 }
 
 // goodMark says this daemon knows the content under a name of the remote
@@ -120,6 +125,12 @@ func (l *remoteLink) goodLocked(k objKey, e remoteObj) bool {
 // from the remote and checked — then its time there is what the listing
 // said, or unknown (zero: old, so a push relying on it renews it).
 func (l *remoteLink) markGood(k objKey, size int64, tag etag, stored bool) {
+	l.markGoodIn(k, size, tag, stored, nil)
+}
+
+// markGoodIn is markGood for a blob in pack p (nil: an object of its
+// own), whose ETag tag is.
+func (l *remoteLink) markGoodIn(k objKey, size int64, tag etag, stored bool, p *remotePack) {
 	l.knownMu.Lock()
 	defer l.knownMu.Unlock()
 	if g, ok := l.good[k]; !ok || g != (goodMark{size, tag}) {
@@ -127,7 +138,7 @@ func (l *remoteLink) markGood(k objKey, size int64, tag etag, stored bool) {
 		l.goodNew = append(l.goodNew, k)
 	}
 	if l.known != nil {
-		e := remoteObj{size: size, tag: tag}
+		e := remoteObj{size: size, tag: tag, pack: p}
 		if stored {
 			e.mod = time.Now()
 		} else if old, ok := l.known[k]; ok {

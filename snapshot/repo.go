@@ -633,7 +633,7 @@ func (b repoBlobs) Fetch(ctx context.Context, h vfs.Hash) error {
 	if b.r.remote == nil {
 		return nil
 	}
-	return b.r.fetch(ctx, Blobs, h)
+	return b.r.fetchBlob(ctx, h)
 }
 
 // put stores content and pins it, so garbage collection cannot delete it

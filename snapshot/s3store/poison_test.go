@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vfsd/vfsd/snapshot"
+	"github.com/vfsd/vfsd/snapshot/s3store"
 	"github.com/vfsd/vfsd/vfs"
 )
 
@@ -78,10 +79,14 @@ func TestPushRepairsPoisonedBucket(t *testing.T) {
 }
 
 // TestRePushRepairsOverwrittenS3Object: after a push, another tenant
-// overwrites a blob with junk of the same size. Another daemon's read of
-// it fails with corrupt_object; the owner pushing the snapshot again
-// repairs it (the listing's ETag is not the one its upload got), and the
-// same fork then reads it. On the old code the second push sent nothing.
+// overwrites the pack holding the snapshot's small blobs, changing one
+// blob's bytes (same size, header kept). Another daemon's read of that
+// file fails with corrupt_object — never the planted bytes — while the
+// other files of the pack read right; the owner pushing the snapshot again
+// sees the pack's new ETag, packs its blobs again unread (a pack of the
+// same name: the planted one is replaced), and the same fork then reads
+// the file. On the old code (an object per blob) the same held for an
+// overwritten blob; this is the attack on packs.
 func TestRePushRepairsOverwrittenS3Object(t *testing.T) {
 	ctx := context.Background()
 	cfg := testConfig(t)
@@ -97,24 +102,55 @@ func TestRePushRepairsOverwrittenS3Object(t *testing.T) {
 	}
 	snap, err := a.Snapshot(ctx, sa, "")
 	require.NoError(t, err)
-	_, err = a.Push(ctx, snap.ID)
+	rep, err := a.Push(ctx, snap.ID)
 	require.NoError(t, err)
+	require.Equal(t, 1, rep.UploadedPacks, "%+v", rep)
 
 	readme := s3PoisonFiles["docs/README"]
-	plant(t, mc, cfg, snapshot.Blobs, vfs.HashOf([]byte(readme)), bytes.Repeat([]byte("Z"), len(readme)))
+	key, pack := onlyPack(t, mc, cfg)
+	at := bytes.Index(pack, []byte(readme))
+	require.Positive(t, at)
+	copy(pack[at:], bytes.Repeat([]byte("Z"), len(readme)))
+	_, err = mc.PutObject(ctx, cfg.Bucket, key, bytes.NewReader(pack), int64(len(pack)), minio.PutObjectOptions{})
+	require.NoError(t, err)
+
 	b := repoOn(t, s, time.Hour)
 	sb, err := b.Fork(ctx, snapshot.Source{Snapshot: snap.ID}, snapshot.SessionOptions{ID: "b"})
 	require.NoError(t, err)
 	_, _, err = sb.ReadFile(ctx, vfs.MustPath("docs/README"))
 	require.ErrorIs(t, err, snapshot.ErrCorruptObject)
+	got, _, err := sb.ReadFile(ctx, vfs.MustPath("src/main.go"))
+	require.NoError(t, err, "the pack's other blobs still check out")
+	require.Equal(t, s3PoisonFiles["src/main.go"], string(got))
 
-	rep, err := a.Push(ctx, snap.ID)
+	rep, err = a.Push(ctx, snap.ID)
 	require.NoError(t, err)
-	require.Equal(t, 1, rep.Repaired, "%+v", rep)
+	require.Equal(t, len(s3PoisonFiles), rep.Rewritten, "%+v", rep)
 	require.Equal(t, 1, rep.Uploaded, "%+v", rep)
-	got, _, err := sb.ReadFile(ctx, vfs.MustPath("docs/README"))
+	_, repaired := onlyPack(t, mc, cfg)
+	require.NotContains(t, string(repaired), "ZZZZ")
+	got, _, err = sb.ReadFile(ctx, vfs.MustPath("docs/README"))
 	require.NoError(t, err)
 	require.Equal(t, readme, string(got))
+}
+
+// onlyPack returns the key and content of the one pack under cfg's prefix.
+func onlyPack(t *testing.T, mc *minio.Client, cfg s3store.Config) (string, []byte) {
+	t.Helper()
+	ctx := context.Background()
+	var keys []string
+	for o := range mc.ListObjects(ctx, cfg.Bucket, minio.ListObjectsOptions{Prefix: path.Join(cfg.Prefix, "packs") + "/", Recursive: true}) {
+		require.NoError(t, o.Err)
+		keys = append(keys, o.Key)
+	}
+	require.Len(t, keys, 1)
+	o, err := mc.GetObject(ctx, cfg.Bucket, keys[0], minio.GetObjectOptions{})
+	require.NoError(t, err)
+	defer o.Close()
+	var buf bytes.Buffer
+	_, err = buf.ReadFrom(o)
+	require.NoError(t, err)
+	return keys[0], buf.Bytes()
 }
 
 // TestRemoteGCOverPoisonedBucket: another tenant plants, with the plain S3

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vfsd/vfsd/snapshot"
@@ -112,6 +113,7 @@ type requests struct {
 	absent                         int // puts that skipped the existence check
 	lists, stats, touches, deletes int
 	opens                          int
+	packPuts, packReads            int
 }
 
 func (c *countingStore) count(f func()) {
@@ -165,6 +167,21 @@ func (c *countingStore) Touch(ctx context.Context, ns snapshot.Namespace, h vfs.
 	return c.Store.Touch(ctx, ns, h)
 }
 
+func (c *countingStore) PutPack(ctx context.Context, name vfs.Hash, size int64, r io.Reader) (snapshot.ObjectInfo, error) {
+	c.count(func() { c.packPuts++ })
+	return c.Store.PutPack(ctx, name, size, r)
+}
+
+func (c *countingStore) ReadPack(ctx context.Context, name vfs.Hash, off, n int64) ([]byte, string, error) {
+	c.count(func() { c.packReads++ })
+	return c.Store.ReadPack(ctx, name, off, n)
+}
+
+func (c *countingStore) ListPacks(ctx context.Context, fn func(snapshot.ObjectInfo) error) error {
+	c.count(func() { c.lists++ })
+	return c.Store.ListPacks(ctx, fn)
+}
+
 func (c *countingStore) Delete(ctx context.Context, ns snapshot.Namespace, h vfs.Hash) error {
 	c.count(func() { c.deletes++ })
 	return c.Store.Delete(ctx, ns, h)
@@ -209,13 +226,15 @@ func TestPushAfterTenChanges(t *testing.T) {
 	rep, err := a.Push(ctx, first.ID)
 	require.NoError(t, err)
 	require.Equal(t, 300, rep.UploadedBlobs)
+	require.Equal(t, 1, rep.UploadedPacks, "300 small blobs in one pack")
 	require.Equal(t, 1+3+30, rep.UploadedManifests, "root, 3 groups, 30 directories")
 	c := cs.reset()
-	require.Equal(t, 300, c.puts[snapshot.Blobs])
-	require.Equal(t, rep.Uploaded-rep.UploadedBlobs, c.puts[snapshot.Records])
-	require.Equal(t, rep.Uploaded, c.absent, "a push checks nothing it listed as missing")
-	require.Equal(t, len(snapshot.Namespaces), c.lists, "one listing per namespace, once")
-	require.Zero(t, c.opens, "nothing read back: the listing lacked all of it")
+	require.Zero(t, c.puts[snapshot.Blobs], "no blob of its own")
+	require.Equal(t, 1, c.packPuts)
+	require.Equal(t, rep.Uploaded-rep.UploadedPacks, c.puts[snapshot.Records])
+	require.Equal(t, c.puts[snapshot.Records], c.absent, "a push checks nothing it listed as missing")
+	require.Equal(t, len(snapshot.Namespaces)+1, c.lists, "one listing per namespace and of the packs, once")
+	require.Zero(t, c.opens+c.packReads, "nothing read back: the listing lacked all of it")
 
 	// 10 changes: files 5, 15, ..., 95 (10 directories of group 0).
 	for i := 5; i < 100; i += 10 {
@@ -228,21 +247,22 @@ func TestPushAfterTenChanges(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 300, rep.Blobs)
 	require.Equal(t, 10, rep.UploadedBlobs)
-	require.Equal(t, 11, rep.Uploaded, "10 blobs and the snapshot's record")
+	require.Equal(t, 2, rep.Uploaded, "a pack of the 10 blobs and the snapshot's record")
 	require.Equal(t, 1+1+10, rep.UploadedManifests, "the root, g0 and the 10 changed directories")
 	c = cs.reset()
-	require.Equal(t, map[snapshot.Namespace]int{snapshot.Blobs: 10, snapshot.Records: 1}, c.puts)
+	require.Equal(t, map[snapshot.Namespace]int{snapshot.Records: 1}, c.puts)
+	require.Equal(t, 1, c.packPuts)
 	require.Zero(t, c.lists, "no listing of the remote again")
-	require.Equal(t, 11, c.absent, "no existence check before an upload")
-	require.Zero(t, c.stats+c.touches+c.deletes+c.opens, "no request per object besides the uploads")
+	require.Equal(t, 1, c.absent, "no existence check before an upload")
+	require.Zero(t, c.stats+c.touches+c.deletes+c.opens+c.packReads, "no request per object besides the uploads")
 
 	rep, err = a.Push(ctx, second.ID)
 	require.NoError(t, err)
 	require.Zero(t, rep.Uploaded)
 	require.Zero(t, rep.Verified+rep.Repaired+rep.Rewritten+rep.Unrepaired, "%+v", rep)
 	c = cs.reset()
-	require.Zero(t, c.puts[snapshot.Blobs]+c.puts[snapshot.Records]+c.stats+c.touches+c.opens)
-	require.Equal(t, len(snapshot.Namespaces), c.lists, "a push again lists the remote anew")
+	require.Zero(t, c.puts[snapshot.Blobs]+c.puts[snapshot.Records]+c.packPuts+c.stats+c.touches+c.opens+c.packReads)
+	require.Equal(t, len(snapshot.Namespaces)+1, c.lists, "a push again lists the remote anew")
 }
 
 // TestDeleteRemote deletes a pushed snapshot from the remote: its record
@@ -251,7 +271,8 @@ func TestPushAfterTenChanges(t *testing.T) {
 // deleted snapshot referenced.
 func TestDeleteRemote(t *testing.T) {
 	ctx := context.Background()
-	s := open(t, testConfig(t))
+	cfg := testConfig(t)
+	s := open(t, cfg)
 	defer s.Close()
 	const grace = 2 * time.Second
 	a := repoOn(t, s, grace)
@@ -300,14 +321,63 @@ func TestDeleteRemote(t *testing.T) {
 	_, err = c.Get(ctx, first.ID)
 	require.ErrorIs(t, err, vfs.ErrNotFound, "the deleted snapshot is in no remote record")
 
-	// Remote GC collects "a v1", which only the deleted snapshot had.
+	// Remote GC collects "a v1", which only the deleted snapshot had: it
+	// shared a pack with "b" and the README, which is repacked without it.
+	require.True(t, bucketHolds(t, rawClient(t, cfg), cfg, "a v1"))
+	// A reader that lists the packs now and reads only "a v2" (alone in
+	// the second push's pack) has the first pack in its index when the
+	// collection repacks it.
+	e := repoOn(t, s, grace)
+	se, err := e.Fork(ctx, snapshot.Source{Snapshot: second.ID}, snapshot.SessionOptions{ID: "e"})
+	require.NoError(t, err)
+	got, _, err := se.ReadFile(ctx, vfs.MustPath("src/a.go"))
+	require.NoError(t, err)
+	require.Equal(t, "a v2", string(got))
 	time.Sleep(grace + time.Second)
 	gc, err := c.RemoteGC(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, gc.Snapshots)
 	require.Equal(t, 1, gc.Deleted, "%+v", gc)
-	_, err = s.Stat(ctx, snapshot.Blobs, vfs.HashOf([]byte("a v1")))
-	require.ErrorIs(t, err, vfs.ErrNotFound)
-	_, err = s.Stat(ctx, snapshot.Blobs, vfs.HashOf([]byte("a v2")))
+	require.Equal(t, 1, gc.PacksRepacked, "%+v", gc)
+	require.Equal(t, 2, gc.BlobPacks, "%+v", gc)
+	require.False(t, bucketHolds(t, rawClient(t, cfg), cfg, "a v1"), "the deleted snapshot's content is gone from every object")
+	// And the rest reads whole on a repository that never saw the packs.
+	d := repoOn(t, s, grace)
+	sd, err := d.Fork(ctx, snapshot.Source{Snapshot: second.ID}, snapshot.SessionOptions{ID: "d"})
 	require.NoError(t, err)
+	for f, want := range files {
+		got, _, err := sd.ReadFile(ctx, vfs.MustPath(f))
+		require.NoError(t, err, f)
+		require.Equal(t, want, string(got), f)
+	}
+	// The stale reader finds the old pack gone, lists the packs again
+	// and reads from the new one.
+	for f, want := range files {
+		got, _, err := se.ReadFile(ctx, vfs.MustPath(f))
+		require.NoError(t, err, f)
+		require.Equal(t, want, string(got), f)
+	}
+	// Nothing is left to collect.
+	gc, err = d.RemoteGC(ctx)
+	require.NoError(t, err)
+	require.Zero(t, gc.Deleted+gc.PacksRepacked+gc.PacksDeleted, "%+v", gc)
+}
+
+// bucketHolds reports whether any object under cfg's prefix holds data,
+// read with a plain S3 client.
+func bucketHolds(t *testing.T, mc *minio.Client, cfg s3store.Config, data string) bool {
+	t.Helper()
+	ctx := context.Background()
+	for o := range mc.ListObjects(ctx, cfg.Bucket, minio.ListObjectsOptions{Prefix: cfg.Prefix + "/", Recursive: true}) {
+		require.NoError(t, o.Err)
+		obj, err := mc.GetObject(ctx, cfg.Bucket, o.Key, minio.GetObjectOptions{})
+		require.NoError(t, err)
+		b, err := io.ReadAll(obj)
+		obj.Close()
+		require.NoError(t, err)
+		if bytes.Contains(b, []byte(data)) {
+			return true
+		}
+	}
+	return false
 }

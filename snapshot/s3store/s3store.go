@@ -665,3 +665,117 @@ func (b fileBlob) ReadAt(p []byte, off int64) (int, error) {
 }
 func (b fileBlob) Size() int64  { return b.size }
 func (b fileBlob) Close() error { return b.f.Close() }
+
+// packPrefix is where the bucket keeps blob packs.
+func (s *Store) packPrefix() string { return s.nsPrefix("packs") }
+
+// PutPack stores a pack (see snapshot.PackStore) in one PUT of known
+// length, streamed from r: nothing is spooled, and a reader failing midway
+// fails the request, so no partial pack is stored.
+func (s *Store) PutPack(ctx context.Context, name vfs.Hash, size int64, r io.Reader) (snapshot.ObjectInfo, error) {
+	const op = "put pack"
+	if s.closed.Load() {
+		return snapshot.ObjectInfo{}, &vfs.Error{Op: op, Code: vfs.CodeClosed, Msg: "store is closed"}
+	}
+	cr := &cancelReader{ctx: ctx, r: r}
+	info, err := s.client.PutObject(ctx, s.cfg.Bucket, s.packPrefix()+name.String(), cr, size, minio.PutObjectOptions{
+		ContentType:      "application/octet-stream",
+		DisableMultipart: size <= 64<<20,
+		PartSize:         16 << 20,
+	})
+	if err != nil {
+		if cr.failed != nil {
+			err = cr.failed
+		}
+		return snapshot.ObjectInfo{}, s.wrap(ctx, op, "packs", name, err)
+	}
+	if info.Size != size {
+		return snapshot.ObjectInfo{}, fmt.Errorf("%s %s in %s: stored %d bytes of %d", op, name, s.cfg, info.Size, size)
+	}
+	return snapshot.ObjectInfo{Hash: name, Size: size, ETag: info.ETag, Modified: time.Now()}, nil
+}
+
+// ReadPack reads n bytes of a pack from off with one ranged GET (see
+// snapshot.PackStore).
+func (s *Store) ReadPack(ctx context.Context, name vfs.Hash, off, n int64) ([]byte, string, error) {
+	const op = "read pack"
+	if s.closed.Load() {
+		return nil, "", &vfs.Error{Op: op, Code: vfs.CodeClosed, Msg: "store is closed"}
+	}
+	if off < 0 || n <= 0 {
+		return nil, "", fmt.Errorf("%s %s: bad range %d+%d", op, name.Short(), off, n)
+	}
+	var o minio.GetObjectOptions
+	if err := o.SetRange(off, off+n-1); err != nil {
+		return nil, "", err
+	}
+	obj, err := s.client.GetObject(ctx, s.cfg.Bucket, s.packPrefix()+name.String(), o)
+	if err != nil {
+		if isNotFound(err) {
+			return nil, "", notFound(op, "packs", name)
+		}
+		return nil, "", s.wrap(ctx, op, "packs", name, err)
+	}
+	defer obj.Close()
+	buf := make([]byte, n)
+	// One byte more than asked tells a server that ignored the range.
+	got, err := io.ReadFull(obj, buf)
+	if err != nil {
+		if isNotFound(err) {
+			return nil, "", notFound(op, "packs", name)
+		}
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, "", fmt.Errorf("%s %s in %s: %d of %d bytes at %d: %w", op, name, s.cfg, got, n, off, err)
+	}
+	if extra, _ := obj.Read(make([]byte, 1)); extra != 0 {
+		return nil, "", fmt.Errorf("%s %s in %s: the server sent more than the range asked for", op, name, s.cfg)
+	}
+	var tag string
+	if info, err := obj.Stat(); err == nil {
+		tag = info.ETag
+	}
+	return buf, tag, nil
+}
+
+// ListPacks calls fn for every pack of the bucket (see snapshot.PackStore).
+func (s *Store) ListPacks(ctx context.Context, fn func(snapshot.ObjectInfo) error) error {
+	const op = "list packs"
+	if s.closed.Load() {
+		return &vfs.Error{Op: op, Code: vfs.CodeClosed, Msg: "store is closed"}
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	prefix := s.packPrefix()
+	for obj := range s.client.ListObjects(lctx, s.cfg.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if obj.Err != nil {
+			return s.wrap(ctx, op, "packs", vfs.Hash{}, obj.Err)
+		}
+		h, err := vfs.ParseHash(strings.TrimPrefix(obj.Key, prefix))
+		if err != nil {
+			continue
+		}
+		if err := fn(snapshot.ObjectInfo{Hash: h, Size: obj.Size, Modified: obj.LastModified, ETag: obj.ETag}); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return nil
+}
+
+// DeletePack removes a pack; a missing one is not an error.
+func (s *Store) DeletePack(ctx context.Context, name vfs.Hash) error {
+	const op = "delete pack"
+	if s.closed.Load() {
+		return &vfs.Error{Op: op, Code: vfs.CodeClosed, Msg: "store is closed"}
+	}
+	if err := s.client.RemoveObject(ctx, s.cfg.Bucket, s.packPrefix()+name.String(), minio.RemoveObjectOptions{}); err != nil && !isNotFound(err) {
+		return s.wrap(ctx, op, "packs", name, err)
+	}
+	return nil
+}
+
+var _ snapshot.PackStore = (*Store)(nil)
