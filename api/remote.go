@@ -20,11 +20,16 @@ type PushReport struct {
 	// overwrote unread; Unrepaired, blobs of the wrong size this daemon
 	// cannot repair, not having them (the daemon that has them does, by
 	// pushing again).
-	Verified   int     `json:"verified"`
-	Repaired   int     `json:"repaired"`
-	Rewritten  int     `json:"rewritten"`
-	Unrepaired int     `json:"unrepaired"`
-	DurationMs float64 `json:"duration_ms"`
+	Verified   int `json:"verified"`
+	Repaired   int `json:"repaired"`
+	Rewritten  int `json:"rewritten"`
+	Unrepaired int `json:"unrepaired"`
+	// UploadedPacks counts the packs among the objects uploaded: small
+	// blobs go in packs, counted in UploadedBlobs too.
+	UploadedPacks int `json:"uploaded_packs"`
+	// UploadedRecords counts the snapshot records among them.
+	UploadedRecords int     `json:"uploaded_records"`
+	DurationMs      float64 `json:"duration_ms"`
 }
 
 // RemoteStatus answers GET /v1/remote: the daemon's remote, its pushes and
@@ -61,8 +66,16 @@ type RemoteGCReport struct {
 	SkippedWhy []string `json:"skipped_why,omitempty"`
 	// DeleteFailed counts unreferenced blobs the remote refused to delete
 	// (an object lock, a deny policy); DeleteError is the first refusal.
-	DeleteFailed int     `json:"delete_failed"`
-	DeleteError  string  `json:"delete_error,omitempty"`
-	GraceS       float64 `json:"grace_s"`
-	DurationMs   float64 `json:"duration_ms"`
+	DeleteFailed int    `json:"delete_failed"`
+	DeleteError  string `json:"delete_error,omitempty"`
+	// BlobPacks counts the packs of blobs in the remote (their blobs count
+	// in Scanned, Deleted and Young too); PacksDeleted, those deleted
+	// whole; PacksRepacked, those whose referenced blobs were copied to
+	// new packs before they were deleted (they held unreferenced blobs
+	// past the grace period).
+	BlobPacks     int     `json:"blob_packs"`
+	PacksDeleted  int     `json:"packs_deleted"`
+	PacksRepacked int     `json:"packs_repacked"`
+	GraceS        float64 `json:"grace_s"`
+	DurationMs    float64 `json:"duration_ms"`
 }

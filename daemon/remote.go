@@ -126,6 +126,7 @@ func apiPushReport(rep snapshot.PushReport) *api.PushReport {
 		Uploaded: rep.Uploaded, UploadedBlobs: rep.UploadedBlobs, UploadedBytes: rep.UploadedBytes,
 		UploadedManifests: rep.UploadedManifests, Present: rep.Present,
 		Verified: rep.Verified, Repaired: rep.Repaired, Rewritten: rep.Rewritten, Unrepaired: rep.Unrepaired,
+		UploadedPacks: rep.UploadedPacks, UploadedRecords: rep.UploadedRecords,
 		DurationMs: float64(rep.Duration.Microseconds()) / 1000}
 }
 
@@ -167,6 +168,7 @@ func (d *Daemon) RemoteGC(ctx context.Context) (*api.RemoteGCReport, error) {
 	return &api.RemoteGCReport{Snapshots: rep.Snapshots, Marked: rep.Marked, Scanned: rep.Scanned,
 		Deleted: rep.Deleted, DeletedBytes: rep.DeletedBytes, Young: rep.Young, Packs: rep.Packs,
 		Skipped: rep.Skipped, SkippedWhy: rep.SkippedWhy, DeleteFailed: rep.DeleteFailed, DeleteError: rep.DeleteError,
+		BlobPacks: rep.BlobPacks, PacksDeleted: rep.PacksDeleted, PacksRepacked: rep.PacksRepacked,
 		GraceS: rep.Grace.Seconds(), DurationMs: float64(rep.Duration.Microseconds()) / 1000}, nil
 }
 

@@ -1650,6 +1650,10 @@ export interface components {
             repaired: number;
             rewritten: number;
             unrepaired: number;
+            /** @description Packs among the objects uploaded: small blobs go in packs, counted in uploaded_blobs too. */
+            uploaded_packs: number;
+            /** @description Snapshot records among the objects uploaded. */
+            uploaded_records: number;
             duration_ms: number;
         };
         RemoteStatus: {
@@ -1683,6 +1687,12 @@ export interface components {
             skipped_why?: string[];
             delete_failed: number;
             delete_error?: string;
+            /** @description Packs of blobs in the remote; their blobs count in scanned, deleted and young too. */
+            blob_packs: number;
+            /** @description Packs deleted whole, none of their blobs referenced. */
+            packs_deleted: number;
+            /** @description Packs holding unreferenced blobs past the grace period whose referenced blobs were copied to new packs before they were deleted. */
+            packs_repacked: number;
             grace_s: number;
             duration_ms: number;
         };

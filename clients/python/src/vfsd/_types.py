@@ -747,6 +747,10 @@ class PushReport(TypedDict):
     repaired: int
     rewritten: int
     unrepaired: int
+    #: Packs among the objects uploaded: small blobs go in packs, counted in uploaded_blobs too.
+    uploaded_packs: int
+    #: Snapshot records among the objects uploaded.
+    uploaded_records: int
     duration_ms: float
 
 
@@ -780,6 +784,12 @@ class _RemoteGCReportRequired(TypedDict):
     packs: int
     skipped: int
     delete_failed: int
+    #: Packs of blobs in the remote; their blobs count in scanned, deleted and young too.
+    blob_packs: int
+    #: Packs deleted whole, none of their blobs referenced.
+    packs_deleted: int
+    #: Packs holding unreferenced blobs past the grace period whose referenced blobs were copied to new packs before they were deleted.
+    packs_repacked: int
     grace_s: float
     duration_ms: float
 
