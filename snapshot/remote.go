@@ -1456,6 +1456,7 @@ func (r *Repo) Prefetch(ctx context.Context, id string) (int, error) {
 		}
 	}
 	work := make(chan cacheEntry)
+	packSlots := make(chan struct{}, prefetchWindows)
 	var fetched atomic.Int64
 	var wg sync.WaitGroup
 	for range l.opts.Parallel {
@@ -1465,8 +1466,13 @@ func (r *Repo) Prefetch(ctx context.Context, id string) (int, error) {
 					continue
 				}
 				if loc, ok := l.locate(e.h); ok {
-					// Packed: the rest of its pack comes with it.
-					if _, err := r.fetchPacked(ctx, loc, packTargetBytes); err == nil {
+					// Packed: the rest of the window comes with it. A few
+					// windows at a time, so that the reads of the session
+					// are not queued behind the prefetch.
+					packSlots <- struct{}{}
+					_, err := r.fetchPacked(ctx, loc, packWindowBytes)
+					<-packSlots
+					if err == nil {
 						fetched.Add(1)
 						continue
 					}
@@ -1496,6 +1502,9 @@ func (r *Repo) Prefetch(ctx context.Context, id string) (int, error) {
 	wg.Wait()
 	return int(fetched.Load()), ctx.Err()
 }
+
+// prefetchWindows is how many windows of packs a prefetch fetches at once.
+const prefetchWindows = 2
 
 // writeFileAtomic replaces path with data whole: a temporary file, synced,
 // renamed over it.

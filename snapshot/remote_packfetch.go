@@ -16,8 +16,9 @@ import (
 // Reading packed blobs.
 //
 // A blob the remote holds in a pack is fetched with the blobs after it: a
-// ranged GET of a window of the pack (packWindowBytes, or the whole pack
-// for a prefetch), each blob in it checked against its hash. What checks
+// ranged GET of a window of the pack (packFirstWindowBytes, then
+// packWindowBytes reading ahead, or the whole pack for a prefetch), each
+// blob in it checked against its hash. What checks
 // out is kept in the pack cache — one sparse file per pack in StateDir
 // ("pack-cache/NAME.N"), each blob at its offset in the pack — rather than as
 // a file per blob: fifty thousand small files cost more to create on many
@@ -34,8 +35,14 @@ import (
 // keeps reading it). It does not survive a restart: the directory is
 // emptied when the remote is set.
 
-// packWindowBytes is how much of a pack a read fetches at once.
-const packWindowBytes = 4 << 20
+// How much of a pack a read fetches at once: a read that is not reading
+// ahead fetches packFirstWindowBytes (its caller waits for the whole
+// window: the first call after a fork should not wait for 4 MiB), reading
+// ahead fetches packWindowBytes.
+const (
+	packFirstWindowBytes = 256 << 10
+	packWindowBytes      = 4 << 20
+)
 
 // cachedPack is a pack's file in the pack cache. Readers and writers use
 // its descriptor, never its path: once evicted, the file is unlinked at
@@ -471,7 +478,7 @@ func (r *Repo) openPacked(ctx context.Context, h vfs.Hash, list bool, asked time
 			break // marked bad, and no other copy
 		}
 		last = loc.pack
-		_, err := r.fetchPacked(ctx, loc, packWindowBytes)
+		_, err := r.fetchPacked(ctx, loc, packFirstWindowBytes)
 		switch {
 		case errors.Is(err, errPackGone):
 			list, asked, last = true, time.Time{}, nil

@@ -245,8 +245,9 @@ func (l *remoteLink) markBad(p *remotePack) {
 }
 
 // packHeadProbe is how much of a pack a first read of its header asks
-// for: the whole header of a pack of some 1,500 blobs.
-const packHeadProbe = 64 << 10
+// for: the whole header of a pack of some 7,000 blobs (a full pack of
+// 2 KiB files), so that one request reads most headers.
+const packHeadProbe = 256 << 10
 
 // readHeaders reads the headers of packs, Parallel at a time: from
 // StateDir when kept there, else from the remote (and kept). A pack whose
@@ -338,13 +339,29 @@ func (l *remoteLink) readHeader(ctx context.Context, ps PackStore, o ObjectInfo)
 }
 
 // saveHeader keeps a checked header in StateDir; failing that, it is read
-// from the remote again after a restart.
+// from the remote again after a restart. It is not synced: a header lost
+// or torn by a crash does not match its name when read, and is read from
+// the remote again.
 func (l *remoteLink) saveHeader(name vfs.Hash, head []byte) {
 	d := l.headerDir()
 	if d == "" {
 		return
 	}
-	if err := os.MkdirAll(d, 0o700); err == nil {
-		_ = writeFileAtomic(filepath.Join(d, name.String()), head, 0o600)
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return
+	}
+	f, err := os.CreateTemp(d, ".header-*")
+	if err != nil {
+		return
+	}
+	_, err = f.Write(head)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(d, name.String()))
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
 	}
 }
