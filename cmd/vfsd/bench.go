@@ -285,9 +285,12 @@ pushes the snapshot (push_s); the same tree is copied to the bucket file by
 file with minio-go PutObject at the push's parallelism (baseline_copy_s);
 daemon B, with an empty data directory, forks the snapshot by id and calls
 read_file once (fork_first_call_ms), then reads every file through
-read_file (lazy_read_s); A changes 10 files, snapshots and pushes
-(snap10_*: what that push uploaded). Both daemons run in this process and
-are called over their sockets. Without --remote it starts versitygw on
+read_file (lazy_read_s) and again, all local by then (lazy_read_local_s:
+what the tool calls cost); daemon C, empty too, forks the snapshot and its
+background prefetch fetches every blob (prefetch_s: the data plane without
+tool calls); A changes 10 files, snapshots and pushes (snap10_*: what that
+push uploaded). The daemons run in this process and are called over their
+sockets. Without --remote it starts versitygw on
 loopback (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0);
 with --remote, credentials come from AWS_* or ~/.aws/credentials and each
 round's objects are removed afterwards. Prints one JSON object of medians.`,

@@ -367,8 +367,8 @@ Another daemon with the same remote can then fork or restore it by ID.`,
 			return err
 		}
 		return out.print(r, func(w io.Writer) {
-			fmt.Fprintf(w, "pushed %s: %d objects uploaded (%d blobs, %s), %d already in the remote, in %.0f ms\n",
-				r.Snapshot, r.Uploaded, r.UploadedBlobs, sizeText(r.UploadedBytes), r.Present, r.DurationMs)
+			fmt.Fprintf(w, "pushed %s: %d objects uploaded (%d blobs, %d of them in %d packs, %s), %d already in the remote, in %.0f ms\n",
+				r.Snapshot, r.Uploaded, r.UploadedBlobs, r.UploadedBlobs-(r.Uploaded-r.UploadedPacks-r.UploadedRecords), r.UploadedPacks, sizeText(r.UploadedBytes), r.Present, r.DurationMs)
 		})
 	})
 }

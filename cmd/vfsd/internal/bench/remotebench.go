@@ -75,10 +75,21 @@ type RemoteResult struct {
 	// LazyReadS is reading every file of the fork through read_file tool
 	// calls on B, Parallel in flight, while B's background prefetch runs.
 	LazyReadS float64 `json:"lazy_read_s"`
+	// LazyReadLocalS is the same reads again, every blob local by then:
+	// what the tool calls themselves cost, the floor of LazyReadS.
+	LazyReadLocalS     float64 `json:"lazy_read_local_s"`
+	LazyReadVsBaseline float64 `json:"lazy_read_vs_baseline"`
+	// PrefetchS is the data plane's share of a full lazy read, without
+	// tool calls: a third daemon with an empty cache forks the snapshot,
+	// and its background prefetch fetches every blob (timed until its
+	// cache holds the workspace's bytes).
+	PrefetchS          float64 `json:"prefetch_s"`
+	PrefetchVsBaseline float64 `json:"prefetch_vs_baseline"`
 
 	// Snap10* are a snapshot on A after 10 files changed, and its push.
 	Snap10UploadedBlobs     int     `json:"snap10_uploaded_blobs"`
 	Snap10UploadedRecords   int     `json:"snap10_uploaded_records"`
+	Snap10UploadedPacks     int     `json:"snap10_uploaded_packs"`
 	Snap10UploadedManifests int     `json:"snap10_uploaded_manifests"`
 	Snap10ChangedDirs       int     `json:"snap10_changed_dirs"` // directories on the 10 files' paths, root included: the manifests that must change
 	Snap10UploadedBytes     int64   `json:"snap10_uploaded_bytes"`
@@ -91,6 +102,7 @@ type RemoteResult struct {
 // remoteRound is one round's measurements.
 type remoteRound struct {
 	push, baseline, fork, firstRead, lazy, snap10 time.Duration
+	lazyLocal, prefetch                           time.Duration
 	pushUploaded                                  int
 	snap10Rep                                     api.PushReport
 	changedDirs                                   int
@@ -199,7 +211,7 @@ func Remote(ctx context.Context, opts RemoteOptions, out io.Writer) error {
 	var rounds []remoteRound
 	for r := range opts.Repeats {
 		fmt.Fprintf(opts.Log, "round %d/%d\n", r+1, opts.Repeats)
-		rr, err := remoteOnce(ctx, opts, root, tree, base, fmt.Sprintf("%s-r%d", run, r), r, srv)
+		rr, err := remoteOnce(ctx, opts, root, tree, base, fmt.Sprintf("%s-r%d", run, r), r, srv, res.Bytes)
 		if err != nil {
 			return fmt.Errorf("bench remote, round %d: %w", r+1, err)
 		}
@@ -218,14 +230,19 @@ func Remote(ctx context.Context, opts RemoteOptions, out io.Writer) error {
 	res.ForkFirstCallMs = ms(med(func(r remoteRound) time.Duration { return r.fork + r.firstRead }))
 	res.ForkMs = ms(med(func(r remoteRound) time.Duration { return r.fork }))
 	res.FirstReadMs = ms(med(func(r remoteRound) time.Duration { return r.firstRead }))
-	res.LazyReadS = secs(med(func(r remoteRound) time.Duration { return r.lazy }))
+	lazy := med(func(r remoteRound) time.Duration { return r.lazy })
+	res.LazyReadS, res.LazyReadVsBaseline = secs(lazy), ratio(lazy, baseline)
+	res.LazyReadLocalS = secs(med(func(r remoteRound) time.Duration { return r.lazyLocal }))
+	prefetch := med(func(r remoteRound) time.Duration { return r.prefetch })
+	res.PrefetchS, res.PrefetchVsBaseline = secs(prefetch), ratio(prefetch, baseline)
 	res.Snap10PushS = secs(med(func(r remoteRound) time.Duration { return r.snap10 }))
 	// Counts are the same every round (they are checked equal below);
 	// report the last.
 	last := rounds[len(rounds)-1]
 	res.PushUploaded = last.pushUploaded
 	res.Snap10UploadedBlobs = last.snap10Rep.UploadedBlobs
-	res.Snap10UploadedRecords = last.snap10Rep.Uploaded - last.snap10Rep.UploadedBlobs
+	res.Snap10UploadedRecords = last.snap10Rep.UploadedRecords
+	res.Snap10UploadedPacks = last.snap10Rep.UploadedPacks
 	res.Snap10UploadedManifests = last.snap10Rep.UploadedManifests
 	res.Snap10UploadedBytes = last.snap10Rep.UploadedBytes
 	res.Snap10ChangedDirs = last.changedDirs
@@ -250,7 +267,7 @@ func withPrefix(base, prefix string) (string, error) {
 // remoteOnce runs one round on a fresh prefix: daemon A imports the tree,
 // snapshots and pushes it; the baseline copies the tree; daemon B forks
 // the snapshot and reads it; A changes 10 files, snapshots and pushes.
-func remoteOnce(ctx context.Context, opts RemoteOptions, root, tree, base, prefix string, round int, srv *s3server.Server) (remoteRound, error) {
+func remoteOnce(ctx context.Context, opts RemoteOptions, root, tree, base, prefix string, round int, srv *s3server.Server, treeBytes int64) (remoteRound, error) {
 	var rr remoteRound
 	remote, err := withPrefix(base, prefix)
 	if err != nil {
@@ -354,6 +371,17 @@ func remoteOnce(ctx context.Context, opts RemoteOptions, root, tree, base, prefi
 	if err != nil {
 		return rr, fmt.Errorf("lazy read on B: %w", err)
 	}
+	t = time.Now()
+	if err := parallelN(opts.Files, opts.Parallel, func(i int) error {
+		_, err := readInline(ctx, b.c, "fork", remoteTreeFile(i))
+		return err
+	}); err != nil {
+		return rr, fmt.Errorf("local read on B: %w", err)
+	}
+	rr.lazyLocal = time.Since(t)
+	if rr.prefetch, err = prefetchOnce(ctx, filepath.Join(dir, "c"), filepath.Join(sockDir, "c.sock"), remote, snap.ID, treeBytes, logger); err != nil {
+		return rr, fmt.Errorf("prefetch on C: %w", err)
+	}
 
 	fmt.Fprintln(opts.Log, "  A changes 10 files, snapshots, pushes...")
 	rnd := rand.New(rand.NewPCG(uint64(round), uint64(opts.Files)))
@@ -388,9 +416,10 @@ func remoteOnce(ctx context.Context, opts RemoteOptions, root, tree, base, prefi
 	}
 	rr.snap10Rep = *rep
 	rr.snap10 = time.Duration(rep.DurationMs * float64(time.Millisecond))
-	fmt.Fprintf(opts.Log, "  push %v (%d objects), baseline %v, lazy read %v, snap10 push: %d blobs, %d records holding %d manifests\n",
-		rr.push.Round(time.Millisecond), rr.pushUploaded, rr.baseline.Round(time.Millisecond), rr.lazy.Round(time.Millisecond),
-		rep.UploadedBlobs, rep.Uploaded-rep.UploadedBlobs, rep.UploadedManifests)
+	fmt.Fprintf(opts.Log, "  prefetch on C %v\n", rr.prefetch.Round(time.Millisecond))
+	fmt.Fprintf(opts.Log, "  push %v (%d objects), baseline %v, lazy read %v (again, local: %v), snap10 push: %d blobs in %d packs, %d records holding %d manifests\n",
+		rr.push.Round(time.Millisecond), rr.pushUploaded, rr.baseline.Round(time.Millisecond), rr.lazy.Round(time.Millisecond), rr.lazyLocal.Round(time.Millisecond),
+		rep.UploadedBlobs, rep.UploadedPacks, rep.UploadedRecords, rep.UploadedManifests)
 	fmt.Fprintln(opts.Log, "  hand-off A -> B against the manual way; ref moves against plain PUTs...")
 	if rr.fleet, err = fleetOnce(ctx, a, b, remote, "ws", first, round); err != nil {
 		return rr, fmt.Errorf("fleet: %w", err)
@@ -581,4 +610,33 @@ func (b *benchDaemon) stop() {
 	b.cancel()
 	<-b.done
 	b.done <- nil // stop is idempotent
+}
+
+// prefetchOnce starts a daemon with an empty data directory, forks
+// snapshot id there and waits until its background prefetch has brought
+// want bytes of blobs into its cache; it returns the time from the fork.
+func prefetchOnce(ctx context.Context, dataDir, socket, remote, id string, want int64, log *slog.Logger) (time.Duration, error) {
+	c, err := startBenchDaemon(ctx, dataDir, socket, remote, nil, log)
+	if err != nil {
+		return 0, err
+	}
+	defer c.stop()
+	t := time.Now()
+	if _, err := c.c.ForkSnapshot(ctx, id, api.CreateSessionRequest{ID: "prefetch"}); err != nil {
+		return 0, err
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		st, err := c.c.RemoteStatus(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if st.CacheBytes >= want {
+			return time.Since(t), nil
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("after 5 minutes the cache holds %d of %d bytes", st.CacheBytes, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

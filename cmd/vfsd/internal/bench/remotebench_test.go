@@ -29,7 +29,7 @@ func TestRemoteSmoke(t *testing.T) {
 	require.Equal(t, 200, res.Files)
 	require.Equal(t, 3, res.Dirs, "g000, d0000, d0001")
 	require.Positive(t, res.Bytes)
-	require.Equal(t, 200+2, res.PushUploaded, "200 blobs, the import's record and the snapshot's")
+	require.Equal(t, 1+2, res.PushUploaded, "one pack of the 200 blobs, the import's record and the snapshot's")
 	for name, v := range map[string]float64{
 		"push": res.PushS, "baseline": res.BaselineCopyS, "fork": res.ForkFirstCallMs, "lazy read": res.LazyReadS,
 		"ratio":               res.PushVsBaseline,
@@ -40,5 +40,8 @@ func TestRemoteSmoke(t *testing.T) {
 	}
 	require.Equal(t, 10, res.Snap10UploadedBlobs)
 	require.Equal(t, 1, res.Snap10UploadedRecords)
+	require.Equal(t, 1, res.Snap10UploadedPacks)
+	require.Positive(t, res.LazyReadLocalS)
+	require.Positive(t, res.PrefetchS)
 	require.Equal(t, res.Snap10ChangedDirs, res.Snap10UploadedManifests)
 }
