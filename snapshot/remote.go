@@ -99,7 +99,6 @@ type remoteLink struct {
 	cacheMu sync.Mutex
 	lru     *list.List // of cacheEntry, most recently used first
 	cached  map[vfs.Hash]*list.Element
-	packLRU map[vfs.Hash]*list.Element // the pack cache's files, by pack name
 	bytes   int64
 	pcache  *packCache // packed blobs fetched (remote_packfetch.go)
 
@@ -142,7 +141,7 @@ type fetchCall struct {
 type cacheEntry struct {
 	h    vfs.Hash
 	size int64
-	pack bool // h names a pack whose file in the pack cache is size bytes
+	win  *cachedWindow // a window's file in the pack cache, of size bytes, not a blob
 }
 
 // PushStatus tells how the background pushes stand.
@@ -179,8 +178,7 @@ func (r *Repo) SetRemote(remote Store, opts RemoteOptions) error {
 		store: remote, opts: opts, log: opts.Logger,
 		fetching: make(map[objKey]*fetchCall),
 		lru:      list.New(), cached: make(map[vfs.Hash]*list.Element),
-		packLRU: make(map[vfs.Hash]*list.Element),
-		good:    make(map[objKey]goodMark), packs: newPackIndex(),
+		good: make(map[objKey]goodMark), packs: newPackIndex(),
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if l.log == nil {
@@ -473,7 +471,7 @@ func (r *Repo) fetchNow(ctx context.Context, ns Namespace, h vfs.Hash) error {
 		l.markGood(objKey{ns, h}, n, blobETag(rb), false)
 	}
 	if ns == Blobs {
-		r.evict(ctx, h, vfs.Hash{})
+		r.evict(ctx, h, nil)
 	}
 	return nil
 }
@@ -538,7 +536,7 @@ func (r *Repo) RemoteCache() CacheStats {
 // cache is over its bound by at most that blob until the next fetch). It
 // holds the gc lock exclusively while it deletes, as garbage collection
 // does, so no Put relies on a blob being deleted.
-func (r *Repo) evict(ctx context.Context, keep, keepPack vfs.Hash) {
+func (r *Repo) evict(ctx context.Context, keep vfs.Hash, keepWin *cachedWindow) {
 	l := r.remote
 	l.cacheMu.Lock()
 	over := l.bytes > l.opts.CacheBytes
@@ -555,15 +553,11 @@ func (r *Repo) evict(ctx context.Context, keep, keepPack vfs.Hash) {
 	for e := l.lru.Back(); e != nil && l.bytes > l.opts.CacheBytes; {
 		prev := e.Prev()
 		ce := e.Value.(cacheEntry)
-		if ce.pack && ce.h == keepPack {
-			e = prev
-			continue
-		}
-		if ce.pack {
-			// A pack's cached file: readers that have it open keep it.
-			l.dropCachedPackLocked(ce.h)
-			l.bytes -= ce.size
-			l.lru.Remove(e)
+		if ce.win != nil {
+			// A window's file: readers that have it open keep it.
+			if ce.win != keepWin {
+				l.dropWindowLocked(ce.win)
+			}
 			e = prev
 			continue
 		}
@@ -591,7 +585,7 @@ func (l *remoteLink) saveCache() error {
 	var b strings.Builder
 	for e := l.lru.Back(); e != nil; e = e.Prev() {
 		ce := e.Value.(cacheEntry)
-		if ce.pack {
+		if ce.win != nil {
 			continue // the pack cache starts empty
 		}
 		fmt.Fprintf(&b, "%s %d\n", ce.h, ce.size)

@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -18,11 +19,10 @@ import (
 // A blob the remote holds in a pack is fetched with the blobs after it: a
 // ranged GET of a window of the pack (packFirstWindowBytes, then
 // packWindowBytes reading ahead, or the whole pack for a prefetch), each
-// blob in it checked against its hash. What checks
-// out is kept in the pack cache — one sparse file per pack in StateDir
-// ("pack-cache/NAME.N"), each blob at its offset in the pack — rather than as
-// a file per blob: fifty thousand small files cost more to create on many
-// file systems than to download. The local store's reads look there after
+// blob in it checked against its hash. What checks out is kept in the
+// pack cache — one file per window in StateDir ("pack-cache/NAME.N") —
+// rather than as a file per blob: fifty thousand small files cost more to
+// create on many file systems than to download. The local store's reads look there after
 // the store itself (openLocalObject); what must be a file of the local
 // store (an overlay mount's blobs, HoldLocal) is copied out of it.
 //
@@ -31,8 +31,10 @@ import (
 // background. Concurrent fetches of one window share it.
 //
 // The pack cache counts against RemoteOptions.CacheBytes with the fetched
-// blobs; eviction removes a pack's file whole (a reader that has it open
-// keeps reading it). It does not survive a restart: the directory is
+// blobs, in the same LRU; eviction removes a window's file whole (a reader
+// that has it open keeps reading it), never the one just fetched, so the
+// cache passes its bound by at most one window, and a window is at most a
+// sixteenth of the cache. It does not survive a restart: the directory is
 // emptied when the remote is set.
 
 // How much of a pack a read fetches at once: a read that is not reading
@@ -44,30 +46,36 @@ const (
 	packWindowBytes      = 4 << 20
 )
 
-// cachedPack is a pack's file in the pack cache. Readers and writers use
-// its descriptor, never its path: once evicted, the file is unlinked at
-// once and closed when the last of them is done, and a new file for the
-// same pack is another cachedPack, so nobody reads one file's offsets in
-// another. Its fields are guarded by remoteLink.cacheMu.
-type cachedPack struct {
-	pack    *remotePack // as it was fetched from
+// cachedWindow is a window's file in the pack cache: the verified blobs
+// of a window of a pack, at their offsets from the window's start. Readers
+// and writers use its descriptor, never its path: once evicted, the file
+// is unlinked at once and closed when the last of them is done. Its fields
+// are guarded by remoteLink.cacheMu.
+type cachedWindow struct {
+	pack    *remotePack // fetched from
 	path    string
 	f       *os.File
-	refs    int  // readers and writers using f
-	evicted bool // unlinked: f is closed when refs drops to 0
+	start   int64 // the pack offset of the file's first byte
+	refs    int   // readers using f
+	evicted bool  // unlinked: f is closed when refs drops to 0
 	bytes   int64
-	blobs   []vfs.Hash // cached from it
-	// Reading ahead: the window after the last one fetched in order
-	// starts at entry nextFrom; a read at entry aheadAt or later starts
-	// it (-1: none due).
-	nextFrom, aheadAt int
+	blobs   []vfs.Hash
+	elem    *list.Element // in remoteLink.lru
 }
 
-// cachedBlob is where a verified blob is in the pack cache.
+// cachedBlob is where a verified blob is in the pack cache: in which
+// window's file, at which entry of its pack.
 type cachedBlob struct {
-	pack      *cachedPack
+	win       *cachedWindow
 	i         int
-	off, size int64
+	off, size int64 // in the pack
+}
+
+// readingAhead is where reading a pack in order stands: the window after
+// the last one fetched in order starts at entry nextFrom; a read at entry
+// aheadAt or later starts it (-1: none due).
+type readingAhead struct {
+	nextFrom, aheadAt int
 }
 
 // packWindow is a fetch of entries [from, to) of a pack in flight.
@@ -86,8 +94,9 @@ type packWindow struct {
 type packCache struct {
 	dir   string
 	blobs map[vfs.Hash]cachedBlob
-	files map[vfs.Hash]*cachedPack
-	seq   int // names the files
+	files map[*cachedWindow]struct{}
+	reads map[vfs.Hash]*readingAhead // by pack name
+	seq   int                        // names the files
 
 	winMu   sync.Mutex
 	windows map[vfs.Hash][]*packWindow // by pack name
@@ -104,7 +113,8 @@ func openPackCache(dir string) (*packCache, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("pack cache: %w", err)
 	}
-	return &packCache{dir: dir, blobs: map[vfs.Hash]cachedBlob{}, files: map[vfs.Hash]*cachedPack{}, windows: map[vfs.Hash][]*packWindow{}}, nil
+	return &packCache{dir: dir, blobs: map[vfs.Hash]cachedBlob{}, files: map[*cachedWindow]struct{}{},
+		reads: map[vfs.Hash]*readingAhead{}, windows: map[vfs.Hash][]*packWindow{}}, nil
 }
 
 // close stops the read-aheads, waits for them, and closes the files.
@@ -113,8 +123,8 @@ func (pc *packCache) close() {
 	pc.stopped = true
 	pc.winMu.Unlock()
 	pc.ahead.Wait()
-	for _, cp := range pc.files {
-		cp.f.Close()
+	for cw := range pc.files {
+		cw.f.Close()
 	}
 }
 
@@ -125,38 +135,35 @@ func (r *Repo) openCached(h vfs.Hash) (vfs.Blob, bool) {
 	pc := l.pcache
 	l.cacheMu.Lock()
 	cb, ok := pc.blobs[h]
-	var ahead *cachedPack
-	var from int
+	from := -1
 	if ok {
-		cb.pack.refs++
-		if e := l.packLRU[cb.pack.pack.name]; e != nil {
-			l.lru.MoveToFront(e)
-		}
-		if cp := cb.pack; cp.aheadAt >= 0 && cb.i >= cp.aheadAt {
-			cp.aheadAt = -1
-			ahead, from = cp, cp.nextFrom
+		cb.win.refs++
+		l.lru.MoveToFront(cb.win.elem)
+		if ra := pc.reads[cb.win.pack.name]; ra != nil && ra.aheadAt >= 0 && cb.i >= ra.aheadAt {
+			ra.aheadAt = -1
+			from = ra.nextFrom
 		}
 	}
 	l.cacheMu.Unlock()
 	if !ok {
 		return nil, false
 	}
-	if ahead != nil && from < len(ahead.pack.blobs) {
-		r.readAhead(ahead.pack, from)
+	if from >= 0 && from < len(cb.win.pack.blobs) {
+		r.readAhead(cb.win.pack, from)
 	}
-	cp := cb.pack
-	return &fileSection{f: cp.f, off: cb.off, size: cb.size, release: func() { l.release(cp) }}, true
+	cw := cb.win
+	return &fileSection{f: cw.f, off: cb.off - cw.start, size: cb.size, release: func() { l.release(cw) }}, true
 }
 
-// release ends a use of cp's descriptor, closing it if cp was evicted and
+// release ends a use of cw's descriptor, closing it if cw was evicted and
 // this was the last.
-func (l *remoteLink) release(cp *cachedPack) {
+func (l *remoteLink) release(cw *cachedWindow) {
 	l.cacheMu.Lock()
-	cp.refs--
-	last := cp.evicted && cp.refs == 0
+	cw.refs--
+	last := cw.evicted && cw.refs == 0
 	l.cacheMu.Unlock()
 	if last {
-		cp.f.Close()
+		cw.f.Close()
 	}
 }
 
@@ -289,9 +296,9 @@ func (pc *packCache) window(l *remoteLink, loc packLoc, limit int64) (w *packWin
 	if w := covered(loc.i); w != nil {
 		return w, false
 	}
-	// A window is at most a quarter of the cache, so that the reads in
+	// A window is at most a sixteenth of the cache, so that the reads in
 	// flight do not evict each other's blobs before they are read.
-	limit = min(limit, l.opts.CacheBytes/4)
+	limit = min(limit, l.opts.CacheBytes/16)
 	l.cacheMu.Lock()
 	to, bytes := loc.i, int64(0)
 	for to < len(p.blobs) {
@@ -355,45 +362,49 @@ func (r *Repo) runWindow(ctx context.Context, w *packWindow) error {
 		return nil
 	}
 	pc := l.pcache
-	cp, err := l.cachedPackFor(p)
+	l.cacheMu.Lock()
+	pc.seq++
+	seq := pc.seq
+	l.cacheMu.Unlock()
+	path := filepath.Join(pc.dir, fmt.Sprintf("%s.%d", p.name, seq))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
 	if err != nil {
-		return err
+		return fmt.Errorf("pack cache: %w", err)
 	}
-	defer l.release(cp)
 	if !bad {
-		_, err = cp.f.WriteAt(data, start)
+		_, err = f.WriteAt(data, 0)
 	} else {
 		for _, g := range ok {
-			if _, err = cp.f.WriteAt(data[g.b.off-start:g.b.off-start+g.b.size], g.b.off); err != nil {
+			if _, err = f.WriteAt(data[g.b.off-start:g.b.off-start+g.b.size], g.b.off-start); err != nil {
 				break
 			}
 		}
 	}
 	if err != nil {
+		f.Close()
+		_ = os.Remove(path)
 		return fmt.Errorf("pack cache: %w", err)
 	}
+	cw := &cachedWindow{pack: p, path: path, f: f, start: start}
 	l.cacheMu.Lock()
-	if cp.evicted {
-		l.cacheMu.Unlock()
-		return nil // evicted while written: its blobs are fetched again when read
-	}
-	var added int64
 	for _, g := range ok {
 		if _, dup := pc.blobs[g.b.hash]; dup {
 			continue
 		}
-		pc.blobs[g.b.hash] = cachedBlob{pack: cp, i: g.i, off: g.b.off, size: g.b.size}
-		cp.blobs = append(cp.blobs, g.b.hash)
-		added += g.b.size
+		pc.blobs[g.b.hash] = cachedBlob{win: cw, i: g.i, off: g.b.off, size: g.b.size}
+		cw.blobs = append(cw.blobs, g.b.hash)
+		cw.bytes += g.b.size
 	}
-	cp.bytes += added
-	l.bytes += added
-	if e := l.packLRU[p.name]; e != nil {
-		e.Value = cacheEntry{h: p.name, size: cp.bytes, pack: true}
-		l.lru.MoveToFront(e)
+	pc.files[cw] = struct{}{}
+	cw.elem = l.lru.PushFront(cacheEntry{h: first.hash, size: cw.bytes, win: cw})
+	l.bytes += cw.bytes
+	ra := pc.reads[p.name]
+	if ra == nil {
+		ra = &readingAhead{aheadAt: -1}
+		pc.reads[p.name] = ra
 	}
-	if w.from == cp.nextFrom || w.from == 0 {
-		cp.nextFrom, cp.aheadAt = w.to, w.from+(w.to-w.from)/2
+	if w.from == ra.nextFrom || w.from == 0 {
+		ra.nextFrom, ra.aheadAt = w.to, w.from+(w.to-w.from)/2
 	}
 	l.cacheMu.Unlock()
 	l.fetched.Add(1)
@@ -401,53 +412,28 @@ func (r *Repo) runWindow(ctx context.Context, w *packWindow) error {
 	for _, g := range ok {
 		l.markGoodIn(objKey{Blobs, g.b.hash}, g.b.size, t, false, p)
 	}
-	r.evict(ctx, first.hash, p.name)
+	r.evict(ctx, first.hash, cw)
 	return nil
 }
 
-// cachedPackFor returns pack p's file in the pack cache, created if need
-// be, with a use of its descriptor the caller releases.
-func (l *remoteLink) cachedPackFor(p *remotePack) (*cachedPack, error) {
+// dropWindowLocked removes a window's file from the pack cache; cacheMu
+// is held.
+func (l *remoteLink) dropWindowLocked(cw *cachedWindow) {
 	pc := l.pcache
-	l.cacheMu.Lock()
-	defer l.cacheMu.Unlock()
-	if cp := pc.files[p.name]; cp != nil {
-		cp.refs++
-		return cp, nil
-	}
-	pc.seq++ // a file of its own: an evicted one may linger (Windows)
-	path := filepath.Join(pc.dir, fmt.Sprintf("%s.%d", p.name, pc.seq))
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("pack cache: %w", err)
-	}
-	cp := &cachedPack{pack: p, path: path, f: f, refs: 1, aheadAt: -1}
-	pc.files[p.name] = cp
-	l.packLRU[p.name] = l.lru.PushFront(cacheEntry{h: p.name, pack: true})
-	return cp, nil
-}
-
-// dropCachedPackLocked removes a pack's file from the pack cache;
-// cacheMu is held.
-func (l *remoteLink) dropCachedPackLocked(name vfs.Hash) {
-	pc := l.pcache
-	cp := pc.files[name]
-	if cp == nil {
-		return
-	}
-	for _, h := range cp.blobs {
-		if cb, ok := pc.blobs[h]; ok && cb.pack == cp {
+	for _, h := range cw.blobs {
+		if cb, ok := pc.blobs[h]; ok && cb.win == cw {
 			delete(pc.blobs, h)
 		}
 	}
-	delete(pc.files, name)
-	delete(l.packLRU, name)
-	cp.evicted = true
-	if cp.refs == 0 {
-		cp.f.Close()
+	delete(pc.files, cw)
+	l.lru.Remove(cw.elem)
+	l.bytes -= cw.bytes
+	cw.evicted = true
+	if cw.refs == 0 {
+		cw.f.Close()
 	}
-	if err := os.Remove(cp.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		l.log.Warn("remote cache: could not remove a pack's cached file", "path", cp.path, "err", err)
+	if err := os.Remove(cw.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		l.log.Warn("remote cache: could not remove a window's cached file", "path", cw.path, "err", err)
 	}
 }
 

@@ -1,0 +1,123 @@
+package s3store_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vfsd/vfsd/snapshot"
+	"github.com/vfsd/vfsd/vfs"
+)
+
+// packedSnapshot pushes a snapshot of n small files, each saying its
+// number, through s and returns its ID and the files.
+func packedSnapshot(t *testing.T, s snapshot.Store, n int) (string, map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	a := repoOn(t, s, 0)
+	sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
+	require.NoError(t, err)
+	files := map[string]string{}
+	for i := range n {
+		f := fmt.Sprintf("d%02d/f%04d.txt", i/50, i)
+		files[f] = fmt.Sprintf("file %d: %s\n", i, strings.Repeat("x", i%700))
+		_, err := sa.WriteFile(ctx, vfs.MustPath(f), strings.NewReader(files[f]), vfs.WriteOptions{CreateParents: true})
+		require.NoError(t, err)
+	}
+	snap, err := a.Snapshot(ctx, sa, "")
+	require.NoError(t, err)
+	rep, err := a.Push(ctx, snap.ID)
+	require.NoError(t, err)
+	require.Equal(t, n, rep.UploadedBlobs)
+	require.Equal(t, 1, rep.UploadedPacks)
+	return snap.ID, files
+}
+
+// TestPackCacheSmallerThanReads: a daemon whose cache holds a few KiB
+// reads 300 packed files, 8 at a time, twice over: windows are evicted
+// while others are read and written, every read returns its file's
+// bytes, and the cache passes its bound by one window at most. (With a
+// file per pack, kept while in use, the first version of the pack cache
+// grew past its bound by the whole pack.)
+func TestPackCacheSmallerThanReads(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, testConfig(t))
+	defer s.Close()
+	id, files := packedSnapshot(t, s, 300)
+
+	dir := t.TempDir()
+	b, err := snapshot.OpenLocalRepo(ctx, dir, snapshot.RepoOptions{})
+	require.NoError(t, err)
+	defer b.Close()
+	const cache = 16 << 10
+	require.NoError(t, b.SetRemote(s, snapshot.RemoteOptions{CacheBytes: cache, StateDir: filepath.Join(dir, "remote")}))
+	sb, err := b.Fork(ctx, snapshot.Source{Snapshot: id}, snapshot.SessionOptions{ID: "b"})
+	require.NoError(t, err)
+	names := make([]string, 0, len(files))
+	for f := range files {
+		names = append(names, f)
+	}
+	for round := range 2 {
+		var wg sync.WaitGroup
+		errs := make(chan error, len(names))
+		work := make(chan string)
+		for range 8 {
+			wg.Go(func() {
+				for f := range work {
+					got, _, err := sb.ReadFile(ctx, vfs.MustPath(f))
+					switch {
+					case err != nil:
+						errs <- fmt.Errorf("round %d, %s: %w", round, f, err)
+					case string(got) != files[f]:
+						errs <- fmt.Errorf("round %d, %s: read %q", round, f, got)
+					}
+				}
+			})
+		}
+		for _, f := range names {
+			work <- f
+		}
+		close(work)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+	}
+	st := b.RemoteCache()
+	require.LessOrEqual(t, st.Bytes, int64(cache+cache/16+1024), "the cache passes its bound by one window at most: %+v", st)
+}
+
+// TestPackHeadersKeptAcrossRestart: a daemon that read a pack's header
+// keeps it in its state directory; after a restart it lists the packs
+// but reads only the window it needs.
+func TestPackHeadersKeptAcrossRestart(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, testConfig(t))
+	defer s.Close()
+	id, files := packedSnapshot(t, s, 50)
+
+	dir := t.TempDir()
+	read := func() requests {
+		cs := &countingStore{Store: s, requests: requests{puts: map[snapshot.Namespace]int{}}}
+		b, err := snapshot.OpenLocalRepo(ctx, dir, snapshot.RepoOptions{})
+		require.NoError(t, err)
+		defer b.Close()
+		require.NoError(t, b.SetRemote(cs, snapshot.RemoteOptions{StateDir: filepath.Join(dir, "remote")}))
+		sb, err := b.Fork(ctx, snapshot.Source{Snapshot: id}, snapshot.SessionOptions{})
+		require.NoError(t, err)
+		got, _, err := sb.ReadFile(ctx, vfs.MustPath("d00/f0007.txt"))
+		require.NoError(t, err)
+		require.Equal(t, files["d00/f0007.txt"], string(got))
+		return cs.reset()
+	}
+	first := read()
+	require.Equal(t, 2, first.packReads, "the header, then a window: %+v", first)
+	again := read()
+	require.Equal(t, 1, again.packReads, "the window only: the header was kept (the pack cache starts empty): %+v", again)
+}
