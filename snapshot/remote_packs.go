@@ -211,15 +211,8 @@ func (l *remoteLink) dropPack(name vfs.Hash) {
 			delete(x.locs, b.hash)
 		}
 	}
-	// Another pack may hold what p held.
-	for _, q := range x.packs {
-		for _, b := range q.blobs {
-			if _, ok := x.locs[b.hash]; !ok {
-				x.indexLocked(q)
-				break
-			}
-		}
-	}
+	// Another pack may hold what p held (a repack, by this daemon or
+	// another): a read that finds no pack lists them again.
 	if d := l.headerDir(); d != "" {
 		_ = os.Remove(filepath.Join(d, name.String()))
 	}

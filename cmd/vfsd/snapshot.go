@@ -390,6 +390,9 @@ func newSnapshotRemoteCmd(g *globalFlags) *cobra.Command {
 			return out.print(r, func(w io.Writer) {
 				fmt.Fprintf(w, "deleted %d of %d remote blobs (%s); %d snapshots reference %d; %d unreferenced kept as younger than %.0fs\n",
 					r.Deleted, r.Scanned, sizeText(r.DeletedBytes), r.Snapshots, r.Marked, r.Young, r.GraceS)
+				if r.BlobPacks > 0 {
+					fmt.Fprintf(w, "packs: %d, %d deleted, %d repacked without their unreferenced blobs\n", r.BlobPacks, r.PacksDeleted, r.PacksRepacked)
+				}
 			})
 		}
 		r, err := c.RemoteStatus(cmd.Context())
