@@ -79,18 +79,11 @@ func (m *gcMarker) sweepPacks(ctx context.Context) error {
 		dead := len(p.blobs) - len(live)
 		switch {
 		case dead == 0:
+			continue
 		case lp.mod.After(cutoff):
 			rep.Young += dead
-		case len(live) == 0:
-			if err := ps.DeletePack(ctx, p.name); err != nil {
-				m.deleteFailed(p.name, err)
-				continue
-			}
-			l.dropPack(p.name)
-			rep.PacksDeleted++
-			rep.Deleted += dead
-			rep.DeletedBytes += deadBytes
-		default:
+			continue
+		case len(live) > 0:
 			err := m.repack(ctx, ps, p, live)
 			if errors.Is(err, errPackGone) {
 				continue // another collection got there first
@@ -98,15 +91,21 @@ func (m *gcMarker) sweepPacks(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("remote gc: repack %s: %w", p.name.Short(), err)
 			}
-			if err := ps.DeletePack(ctx, p.name); err != nil {
-				m.deleteFailed(p.name, err)
-				continue
-			}
-			l.dropPack(p.name)
-			rep.PacksRepacked++
-			rep.Deleted += dead
-			rep.DeletedBytes += deadBytes
 		}
+		// None of its blobs referenced, or the referenced ones in new
+		// packs now.
+		if err := ps.DeletePack(ctx, p.name); err != nil {
+			m.deleteFailed(p.name, err)
+			continue
+		}
+		l.dropPack(p.name)
+		if len(live) > 0 {
+			rep.PacksRepacked++
+		} else {
+			rep.PacksDeleted++
+		}
+		rep.Deleted += dead
+		rep.DeletedBytes += deadBytes
 	}
 	return nil
 }
