@@ -342,14 +342,7 @@ func TestDeleteRemote(t *testing.T) {
 	require.Equal(t, 2, gc.BlobPacks, "%+v", gc)
 	require.False(t, bucketHolds(t, rawClient(t, cfg), cfg, "a v1"), "the deleted snapshot's content is gone from every object")
 	// And the rest reads whole on a repository that never saw the packs.
-	d := repoOn(t, s, grace)
-	sd, err := d.Fork(ctx, snapshot.Source{Snapshot: second.ID}, snapshot.SessionOptions{ID: "d"})
-	require.NoError(t, err)
-	for f, want := range files {
-		got, _, err := sd.ReadFile(ctx, vfs.MustPath(f))
-		require.NoError(t, err, f)
-		require.Equal(t, want, string(got), f)
-	}
+	forkReadsAll(t, s, second.ID, files)
 	// The stale reader finds the old pack gone, lists the packs again
 	// and reads from the new one.
 	for f, want := range files {
@@ -358,7 +351,7 @@ func TestDeleteRemote(t *testing.T) {
 		require.Equal(t, want, string(got), f)
 	}
 	// Nothing is left to collect.
-	gc, err = d.RemoteGC(ctx)
+	gc, err = c.RemoteGC(ctx)
 	require.NoError(t, err)
 	require.Zero(t, gc.Deleted+gc.PacksRepacked+gc.PacksDeleted, "%+v", gc)
 }
