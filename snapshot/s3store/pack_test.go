@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -120,4 +121,56 @@ func TestPackHeadersKeptAcrossRestart(t *testing.T) {
 	require.Equal(t, 2, first.packReads, "the header, then a window: %+v", first)
 	again := read()
 	require.Equal(t, 1, again.packReads, "the window only: the header was kept (the pack cache starts empty): %+v", again)
+}
+
+// TestOldPackedBlobPackedAgain: a push relies on a blob already in a pack
+// only if its parent's record references it or the pack is younger than
+// half the grace period. A second session with the same content, pushed
+// after that, packs the blob again; then the first snapshot is deleted
+// and remote GC repacks the old pack without the first snapshot's own
+// blob — and the second snapshot still forks whole. (A push that took the
+// old pack's word would lose the shared blob to a collection that marked
+// between the push's plan and the upload of its record: too narrow a race
+// to force here, so the test checks the rule — the blob is sent again —
+// and fails on a push that relies on the old pack.)
+func TestOldPackedBlobPackedAgain(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, testConfig(t))
+	defer s.Close()
+	const grace = 2 * time.Second
+	a := repoOn(t, s, grace)
+	write := func(id string, files map[string]string) *snapshot.Snapshot {
+		sess, err := a.NewSession(ctx, snapshot.SessionOptions{ID: id})
+		require.NoError(t, err)
+		for f, c := range files {
+			_, err := sess.WriteFile(ctx, vfs.MustPath(f), strings.NewReader(c), vfs.WriteOptions{CreateParents: true})
+			require.NoError(t, err)
+		}
+		snap, err := a.Snapshot(ctx, sess, "")
+		require.NoError(t, err)
+		return snap
+	}
+	first := write("one", map[string]string{"shared.txt": "shared content", "only-one.txt": "first only"})
+	rep, err := a.Push(ctx, first.ID)
+	require.NoError(t, err)
+	require.Equal(t, 2, rep.UploadedBlobs)
+
+	time.Sleep(grace/2 + 500*time.Millisecond) // the pack is now too old to rely on
+	secondFiles := map[string]string{"shared.txt": "shared content", "only-two.txt": "second only"}
+	second := write("two", secondFiles)
+	rep, err = a.Push(ctx, second.ID)
+	require.NoError(t, err)
+	require.Equal(t, 2, rep.UploadedBlobs, "the shared blob is packed again with the new one: %+v", rep)
+	require.Equal(t, 1, rep.UploadedPacks, "%+v", rep)
+
+	require.NoError(t, a.DeleteSession("one"))
+	_, err = a.DeleteSnapshots(ctx, []string{first.ID}, snapshot.DeleteOptions{})
+	require.NoError(t, err)
+	_, err = a.DeleteRemote(ctx, []string{first.ID})
+	require.NoError(t, err)
+	time.Sleep(grace + 500*time.Millisecond)
+	gc, err := a.RemoteGC(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, gc.PacksRepacked+gc.PacksDeleted, "the first pack goes: %+v", gc)
+	forkReadsAll(t, s, second.ID, secondFiles)
 }
