@@ -101,8 +101,10 @@ type packCache struct {
 	winMu   sync.Mutex
 	windows map[vfs.Hash][]*packWindow // by pack name
 
-	ahead   sync.WaitGroup // read-aheads running
-	stopped bool           // guarded by winMu: no read-ahead starts
+	ahead     sync.WaitGroup // read-aheads running
+	stopped   bool           // guarded by winMu: no read-ahead starts
+	aheadCtx  context.Context
+	stopAhead context.CancelFunc // at close: a stalled remote holds up no shutdown
 }
 
 // openPackCache empties and opens the pack cache in dir.
@@ -113,8 +115,10 @@ func openPackCache(dir string) (*packCache, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("pack cache: %w", err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
 	return &packCache{dir: dir, blobs: map[vfs.Hash]cachedBlob{}, files: map[*cachedWindow]struct{}{},
-		reads: map[vfs.Hash]*readingAhead{}, windows: map[vfs.Hash][]*packWindow{}}, nil
+		reads: map[vfs.Hash]*readingAhead{}, windows: map[vfs.Hash][]*packWindow{},
+		aheadCtx: ctx, stopAhead: cancel}, nil
 }
 
 // close stops the read-aheads, waits for them, and closes the files.
@@ -122,6 +126,7 @@ func (pc *packCache) close() {
 	pc.winMu.Lock()
 	pc.stopped = true
 	pc.winMu.Unlock()
+	pc.stopAhead()
 	pc.ahead.Wait()
 	for cw := range pc.files {
 		cw.f.Close()
@@ -179,7 +184,7 @@ func (r *Repo) readAhead(p *remotePack, from int) {
 	pc.winMu.Unlock()
 	go func() {
 		defer pc.ahead.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		ctx, cancel := context.WithTimeout(pc.aheadCtx, 10*time.Minute)
 		defer cancel()
 		_, _ = r.fetchPacked(ctx, packLoc{p, from}, packWindowBytes)
 	}()
