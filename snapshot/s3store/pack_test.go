@@ -1,14 +1,18 @@
 package s3store_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vfsd/vfsd/snapshot"
@@ -173,4 +177,48 @@ func TestOldPackedBlobPackedAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, gc.PacksRepacked+gc.PacksDeleted, "the first pack goes: %+v", gc)
 	forkReadsAll(t, s, second.ID, secondFiles)
+}
+
+// TestPlantedPackDoesNotWin: another tenant who knows a snapshot's blob
+// hashes (they are in its records) plants a newer pack whose header is
+// valid and names one of them, holding junk of the right length. A reader
+// tries the newest pack first, finds the junk, marks that pack bad and
+// reads the blob from the pack the owner pushed: it gets the right bytes,
+// and never the junk.
+func TestPlantedPackDoesNotWin(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	s := open(t, cfg)
+	defer s.Close()
+	id, files := packedSnapshot(t, s, 20)
+	victim := "d00/f0003.txt"
+	content := files[victim]
+
+	// The pack format, written by hand: magic, header length, count, then
+	// each blob's hash and length; the name is the hash of all that.
+	h := vfs.HashOf([]byte(content))
+	head := []byte("vfsdpk1\n\x00\x00\x00\x00")
+	head = binary.AppendUvarint(head, 1)
+	head = append(head, h[:]...)
+	head = binary.AppendUvarint(head, uint64(len(content)))
+	binary.BigEndian.PutUint32(head[8:], uint32(len(head)-12))
+	junk := bytes.Repeat([]byte("J"), len(content))
+	planted := append(append([]byte{}, head...), junk...)
+	time.Sleep(1100 * time.Millisecond) // newer than the owner's pack, to the second
+	mc := rawClient(t, cfg)
+	_, err := mc.PutObject(ctx, cfg.Bucket, path.Join(cfg.Prefix, "packs", vfs.HashOf(head).String()),
+		bytes.NewReader(planted), int64(len(planted)), minio.PutObjectOptions{})
+	require.NoError(t, err)
+
+	b := repoOn(t, s, time.Hour)
+	sb, err := b.Fork(ctx, snapshot.Source{Snapshot: id}, snapshot.SessionOptions{ID: "b"})
+	require.NoError(t, err)
+	got, _, err := sb.ReadFile(ctx, vfs.MustPath(victim))
+	require.NoError(t, err)
+	require.Equal(t, content, string(got))
+	for f, want := range files {
+		got, _, err := sb.ReadFile(ctx, vfs.MustPath(f))
+		require.NoError(t, err, f)
+		require.Equal(t, want, string(got), f)
+	}
 }
