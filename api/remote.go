@@ -72,7 +72,7 @@ type RemoteGCReport struct {
 	// in Scanned, Deleted and Young too); PacksDeleted, those deleted
 	// whole; PacksRepacked, those whose referenced blobs were copied to
 	// new packs before they were deleted (they held unreferenced blobs
-	// past the grace period).
+	// past the grace period, or were small packs merged).
 	BlobPacks     int     `json:"blob_packs"`
 	PacksDeleted  int     `json:"packs_deleted"`
 	PacksRepacked int     `json:"packs_repacked"`

@@ -63,8 +63,9 @@ type RemoteGCReport struct {
 	// BlobPacks counts the packs of blobs in the remote (their blobs are
 	// counted in Scanned, Deleted and Young too); PacksDeleted, those
 	// deleted whole, none of their blobs referenced; PacksRepacked, those
-	// holding both, whose referenced blobs were copied to new packs before
-	// the old was deleted.
+	// whose referenced blobs were copied to new packs before the old was
+	// deleted: packs holding unreferenced blobs too, and small packs
+	// merged.
 	BlobPacks     int           `json:"blob_packs"`
 	PacksDeleted  int           `json:"packs_deleted"`
 	PacksRepacked int           `json:"packs_repacked"`

@@ -21,7 +21,9 @@ import (
 // old pack deleted only after the new ones are stored. So what a deleted
 // snapshot alone held is gone from the bucket after the grace period, as
 // with blobs of their own, at the cost of copying the rest of its packs
-// (server-side bytes, a request per window). A
+// (server-side bytes, a request per window). Small packs past the grace
+// period (under a quarter of a full one, from small pushes) are merged,
+// once there are packMergeAtLeast of them. A
 // push relies on a packed blob only if its parent's record references it
 // (so it is marked, and kept in the new pack) or its pack is younger than
 // half the grace period (so this collection leaves the pack alone);
@@ -60,52 +62,90 @@ func (m *gcMarker) sweepPacks(ctx context.Context) error {
 		m.skip("packs", o.Hash, "not a pack this daemon reads (another party's, or a newer vfsd's); left alone")
 	}
 	cutoff := time.Now().Add(-l.opts.Grace)
+	var rewrite, small []rewriteItem
 	for _, lp := range packs {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		p := lp.p
 		rep.BlobPacks++
-		var live []packBlob
-		var deadBytes int64
+		it := rewriteItem{p: p}
 		for _, b := range p.blobs {
 			rep.Scanned++
 			if _, ok := m.marked[b.hash]; ok {
-				live = append(live, b)
+				it.live = append(it.live, b)
 			} else {
-				deadBytes += b.size
+				it.dead++
+				it.deadBytes += b.size
 			}
 		}
-		dead := len(p.blobs) - len(live)
 		switch {
-		case dead == 0:
-			continue
 		case lp.mod.After(cutoff):
-			rep.Young += dead
-			continue
-		case len(live) > 0:
-			err := m.repack(ctx, ps, p, live)
-			if errors.Is(err, errPackGone) {
-				continue // another collection got there first
-			}
-			if err != nil {
-				return fmt.Errorf("remote gc: repack %s: %w", p.name.Short(), err)
-			}
+			rep.Young += it.dead
+		case it.dead > 0:
+			rewrite = append(rewrite, it)
+		case p.size < packSmallBytes:
+			small = append(small, it)
 		}
-		// None of its blobs referenced, or the referenced ones in new
-		// packs now.
-		if err := ps.DeletePack(ctx, p.name); err != nil {
-			m.deleteFailed(p.name, err)
+	}
+	// Small packs (many small pushes) are merged once there are enough of
+	// them to be worth a request each to every daemon that lists them.
+	if len(small) >= packMergeAtLeast {
+		rewrite = append(rewrite, small...)
+	}
+	return m.rewritePacks(ctx, ps, rewrite)
+}
+
+// Merging small packs.
+const (
+	// packSmallBytes: a pack under this is merged with others.
+	packSmallBytes = packTargetBytes / 4
+	// packMergeAtLeast is how many small packs past the grace period
+	// remote GC waits for before it merges them.
+	packMergeAtLeast = 4
+)
+
+// rewriteItem is a pack remote GC deletes, its referenced blobs (live)
+// copied to new packs first.
+type rewriteItem struct {
+	p         *remotePack
+	live      []packBlob
+	dead      int
+	deadBytes int64
+}
+
+// rewritePacks copies the referenced blobs of packs into new packs, then
+// deletes the old ones: all of them only once every new pack is stored.
+func (m *gcMarker) rewritePacks(ctx context.Context, ps PackStore, packs []rewriteItem) error {
+	l, rep := m.l, m.rep
+	w := &packWriter{l: l, ps: ps}
+	var done []rewriteItem
+	for _, it := range packs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := m.copyLive(ctx, ps, it.p, it.live, w)
+		if errors.Is(err, errPackGone) {
+			continue // another collection got there first
+		}
+		if err != nil {
+			return fmt.Errorf("remote gc: repack %s: %w", it.p.name.Short(), err)
+		}
+		done = append(done, it)
+	}
+	if err := w.flush(ctx); err != nil {
+		return fmt.Errorf("remote gc: store a new pack: %w", err)
+	}
+	for _, it := range done {
+		if err := ps.DeletePack(ctx, it.p.name); err != nil {
+			m.deleteFailed(it.p.name, err)
 			continue
 		}
-		l.dropPack(p.name)
-		if len(live) > 0 {
+		l.dropPack(it.p.name)
+		if len(it.live) > 0 {
 			rep.PacksRepacked++
 		} else {
 			rep.PacksDeleted++
 		}
-		rep.Deleted += dead
-		rep.DeletedBytes += deadBytes
+		rep.Deleted += it.dead
+		rep.DeletedBytes += it.deadBytes
 	}
 	return nil
 }
@@ -122,22 +162,10 @@ func (m *gcMarker) deleteFailed(name vfs.Hash, err error) {
 	}
 }
 
-// repack copies the live blobs of pack p into new packs, reading p by
-// window and checking each blob; a blob that does not match its hash is
-// skipped (the daemon that has it packs it again at its next push).
-func (m *gcMarker) repack(ctx context.Context, ps PackStore, p *remotePack, live []packBlob) error {
-	var blobs []packBlob
-	var data []byte
-	flush := func() error {
-		if len(blobs) == 0 {
-			return nil
-		}
-		if err := m.l.storePack(ctx, ps, blobs, data); err != nil {
-			return err
-		}
-		blobs, data = nil, nil
-		return nil
-	}
+// copyLive reads the live blobs of pack p by window, checks each and adds
+// it to w; a blob that does not match its hash is skipped (the daemon that
+// has it packs it again at its next push).
+func (m *gcMarker) copyLive(ctx context.Context, ps PackStore, p *remotePack, live []packBlob, w *packWriter) error {
 	for i := 0; i < len(live); {
 		start := live[i].off
 		j := i + 1
@@ -158,17 +186,52 @@ func (m *gcMarker) repack(ctx context.Context, ps PackStore, p *remotePack, live
 				m.skip("packs", p.name, fmt.Sprintf("blob %s in it does not match its hash; not kept", b.hash.Short()))
 				continue
 			}
-			if len(blobs) > 0 && (int64(len(data))+b.size > packTargetBytes || len(blobs) == maxPackEntries) {
-				if err := flush(); err != nil {
-					return err
-				}
+			if err := w.add(ctx, b.hash, content); err != nil {
+				return err
 			}
-			blobs = append(blobs, packBlob{hash: b.hash, size: b.size})
-			data = append(data, content...)
 		}
 		i = j
 	}
-	return flush()
+	return nil
+}
+
+// packWriter gathers blobs into packs of about packTargetBytes and stores
+// each when full (and the last at flush).
+type packWriter struct {
+	l     *remoteLink
+	ps    PackStore
+	blobs []packBlob
+	data  []byte
+	seen  map[vfs.Hash]bool // a blob in two merged packs is written once
+}
+
+func (w *packWriter) add(ctx context.Context, h vfs.Hash, content []byte) error {
+	if w.seen[h] {
+		return nil
+	}
+	if len(w.blobs) > 0 && (int64(len(w.data))+int64(len(content)) > packTargetBytes || len(w.blobs) == maxPackEntries) {
+		if err := w.flush(ctx); err != nil {
+			return err
+		}
+	}
+	if w.seen == nil {
+		w.seen = map[vfs.Hash]bool{}
+	}
+	w.seen[h] = true
+	w.blobs = append(w.blobs, packBlob{hash: h, size: int64(len(content))})
+	w.data = append(w.data, content...)
+	return nil
+}
+
+func (w *packWriter) flush(ctx context.Context) error {
+	if len(w.blobs) == 0 {
+		return nil
+	}
+	if err := w.l.storePack(ctx, w.ps, w.blobs, w.data); err != nil {
+		return err
+	}
+	w.blobs, w.data = nil, nil
+	return nil
 }
 
 // storePack uploads a pack of blobs whose bytes, in order, are data, and

@@ -222,3 +222,57 @@ func TestPlantedPackDoesNotWin(t *testing.T) {
 		require.Equal(t, want, string(got), f)
 	}
 }
+
+// TestSmallPacksMerged: five pushes of two new files each leave five
+// small packs; once they are past the grace period, remote GC merges them
+// into one (every daemon that lists the packs then reads one header, not
+// five), and every snapshot still forks whole on a daemon that never saw
+// the old packs.
+func TestSmallPacksMerged(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, testConfig(t))
+	defer s.Close()
+	const grace = 2 * time.Second
+	a := repoOn(t, s, grace)
+	sa, err := a.NewSession(ctx, snapshot.SessionOptions{ID: "a"})
+	require.NoError(t, err)
+	all := map[string]string{}
+	var snaps []string
+	var wants []map[string]string
+	for i := range 5 {
+		for j := range 2 {
+			f := fmt.Sprintf("push%d/file%d.txt", i, j)
+			all[f] = fmt.Sprintf("push %d, file %d\n", i, j)
+			_, err := sa.WriteFile(ctx, vfs.MustPath(f), strings.NewReader(all[f]), vfs.WriteOptions{CreateParents: true})
+			require.NoError(t, err)
+		}
+		snap, err := a.Snapshot(ctx, sa, "")
+		require.NoError(t, err)
+		rep, err := a.Push(ctx, snap.ID)
+		require.NoError(t, err)
+		require.Equal(t, 1, rep.UploadedPacks, "push %d: %+v", i, rep)
+		snaps = append(snaps, snap.ID)
+		want := map[string]string{}
+		for f, c := range all {
+			want[f] = c
+		}
+		wants = append(wants, want)
+	}
+	time.Sleep(grace + 500*time.Millisecond)
+	gc, err := a.RemoteGC(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 5, gc.BlobPacks, "%+v", gc)
+	require.Equal(t, 5, gc.PacksRepacked, "%+v", gc)
+	require.Zero(t, gc.Deleted, "every blob is referenced: %+v", gc)
+	var packs int
+	require.NoError(t, s.ListPacks(ctx, func(snapshot.ObjectInfo) error { packs++; return nil }))
+	require.Equal(t, 1, packs)
+	for i, id := range snaps {
+		forkReadsAll(t, s, id, wants[i])
+	}
+	// One pack is not merged again.
+	time.Sleep(grace + 500*time.Millisecond)
+	gc, err = a.RemoteGC(ctx)
+	require.NoError(t, err)
+	require.Zero(t, gc.PacksRepacked+gc.PacksDeleted, "%+v", gc)
+}

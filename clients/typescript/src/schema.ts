@@ -1691,7 +1691,7 @@ export interface components {
             blob_packs: number;
             /** @description Packs deleted whole, none of their blobs referenced. */
             packs_deleted: number;
-            /** @description Packs holding unreferenced blobs past the grace period whose referenced blobs were copied to new packs before they were deleted. */
+            /** @description Packs whose referenced blobs were copied to new packs before they were deleted: packs holding unreferenced blobs past the grace period, and small packs merged. */
             packs_repacked: number;
             grace_s: number;
             duration_ms: number;

@@ -788,7 +788,7 @@ class _RemoteGCReportRequired(TypedDict):
     blob_packs: int
     #: Packs deleted whole, none of their blobs referenced.
     packs_deleted: int
-    #: Packs holding unreferenced blobs past the grace period whose referenced blobs were copied to new packs before they were deleted.
+    #: Packs whose referenced blobs were copied to new packs before they were deleted: packs holding unreferenced blobs past the grace period, and small packs merged.
     packs_repacked: int
     grace_s: float
     duration_ms: float
