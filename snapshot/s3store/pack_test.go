@@ -34,13 +34,20 @@ func packedSnapshot(t *testing.T, s snapshot.Store, n int) (string, map[string]s
 		_, err := sa.WriteFile(ctx, vfs.MustPath(f), strings.NewReader(files[f]), vfs.WriteOptions{CreateParents: true})
 		require.NoError(t, err)
 	}
-	snap, err := a.Snapshot(ctx, sa, "")
-	require.NoError(t, err)
-	rep, err := a.Push(ctx, snap.ID)
-	require.NoError(t, err)
+	snap, rep := snapshotPushed(t, a, sa)
 	require.Equal(t, n, rep.UploadedBlobs)
 	require.Equal(t, 1, rep.UploadedPacks)
 	return snap.ID, files
+}
+
+// snapshotPushed snapshots sess on r and pushes the snapshot.
+func snapshotPushed(t *testing.T, r *snapshot.Repo, sess *vfs.Session) (*snapshot.Snapshot, snapshot.PushReport) {
+	t.Helper()
+	snap, err := r.Snapshot(context.Background(), sess, "")
+	require.NoError(t, err)
+	rep, err := r.Push(context.Background(), snap.ID)
+	require.NoError(t, err)
+	return snap, rep
 }
 
 // TestPackCacheSmallerThanReads: a daemon whose cache holds a few KiB
@@ -246,10 +253,7 @@ func TestSmallPacksMerged(t *testing.T) {
 			_, err := sa.WriteFile(ctx, vfs.MustPath(f), strings.NewReader(all[f]), vfs.WriteOptions{CreateParents: true})
 			require.NoError(t, err)
 		}
-		snap, err := a.Snapshot(ctx, sa, "")
-		require.NoError(t, err)
-		rep, err := a.Push(ctx, snap.ID)
-		require.NoError(t, err)
+		snap, rep := snapshotPushed(t, a, sa)
 		require.Equal(t, 1, rep.UploadedPacks, "push %d: %+v", i, rep)
 		snaps = append(snaps, snap.ID)
 		want := map[string]string{}
