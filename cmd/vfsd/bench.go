@@ -288,7 +288,9 @@ read_file once (fork_first_call_ms), then reads every file through
 read_file (lazy_read_s) and again, all local by then (lazy_read_local_s:
 what the tool calls cost); daemon C, empty too, forks the snapshot and its
 background prefetch fetches every blob (prefetch_s: the data plane without
-tool calls); A changes 10 files, snapshots and pushes (snap10_*: what that
+tool calls); daemon D, empty too, forks it and mounts the fork with FUSE,
+and a child process cats every file (lazy_read_fuse_s; skipped where FUSE
+cannot mount); A changes 10 files, snapshots and pushes (snap10_*: what that
 push uploaded). The daemons run in this process and are called over their
 sockets. Without --remote it starts versitygw on
 loopback (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0);

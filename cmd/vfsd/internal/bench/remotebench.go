@@ -11,9 +11,11 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,6 +87,14 @@ type RemoteResult struct {
 	// cache holds the workspace's bytes).
 	PrefetchS          float64 `json:"prefetch_s"`
 	PrefetchVsBaseline float64 `json:"prefetch_vs_baseline"`
+	// LazyReadFUSES is the full lazy read through the file system instead
+	// of tool calls: a fourth empty daemon forks the snapshot, mounts the
+	// fork with FUSE, and a child process reads every file, Parallel at a
+	// time (cat). Absent where FUSE cannot mount (LazyReadFUSESkipped says
+	// why).
+	LazyReadFUSES          float64 `json:"lazy_read_fuse_s,omitempty"`
+	LazyReadFUSEVsBaseline float64 `json:"lazy_read_fuse_vs_baseline,omitempty"`
+	LazyReadFUSESkipped    string  `json:"lazy_read_fuse_skipped,omitempty"`
 
 	// Snap10* are a snapshot on A after 10 files changed, and its push.
 	Snap10UploadedBlobs     int     `json:"snap10_uploaded_blobs"`
@@ -102,7 +112,8 @@ type RemoteResult struct {
 // remoteRound is one round's measurements.
 type remoteRound struct {
 	push, baseline, fork, firstRead, lazy, snap10 time.Duration
-	lazyLocal, prefetch                           time.Duration
+	lazyLocal, prefetch, lazyFUSE                 time.Duration
+	fuseSkipped                                   string
 	pushUploaded                                  int
 	snap10Rep                                     api.PushReport
 	changedDirs                                   int
@@ -235,6 +246,12 @@ func Remote(ctx context.Context, opts RemoteOptions, out io.Writer) error {
 	res.LazyReadLocalS = secs(med(func(r remoteRound) time.Duration { return r.lazyLocal }))
 	prefetch := med(func(r remoteRound) time.Duration { return r.prefetch })
 	res.PrefetchS, res.PrefetchVsBaseline = secs(prefetch), ratio(prefetch, baseline)
+	if why := rounds[0].fuseSkipped; why != "" {
+		res.LazyReadFUSESkipped = why
+	} else {
+		fuse := med(func(r remoteRound) time.Duration { return r.lazyFUSE })
+		res.LazyReadFUSES, res.LazyReadFUSEVsBaseline = secs(fuse), ratio(fuse, baseline)
+	}
 	res.Snap10PushS = secs(med(func(r remoteRound) time.Duration { return r.snap10 }))
 	// Counts are the same every round (they are checked equal below);
 	// report the last.
@@ -382,6 +399,9 @@ func remoteOnce(ctx context.Context, opts RemoteOptions, root, tree, base, prefi
 	if rr.prefetch, err = prefetchOnce(ctx, filepath.Join(dir, "c"), filepath.Join(sockDir, "c.sock"), remote, snap.ID, treeBytes, logger); err != nil {
 		return rr, fmt.Errorf("prefetch on C: %w", err)
 	}
+	if rr.lazyFUSE, rr.fuseSkipped, err = fuseReadOnce(ctx, filepath.Join(dir, "d"), filepath.Join(sockDir, "d.sock"), remote, snap.ID, opts.Parallel, logger); err != nil {
+		return rr, fmt.Errorf("lazy read through FUSE on D: %w", err)
+	}
 
 	fmt.Fprintln(opts.Log, "  A changes 10 files, snapshots, pushes...")
 	rnd := rand.New(rand.NewPCG(uint64(round), uint64(opts.Files)))
@@ -416,7 +436,7 @@ func remoteOnce(ctx context.Context, opts RemoteOptions, root, tree, base, prefi
 	}
 	rr.snap10Rep = *rep
 	rr.snap10 = time.Duration(rep.DurationMs * float64(time.Millisecond))
-	fmt.Fprintf(opts.Log, "  prefetch on C %v\n", rr.prefetch.Round(time.Millisecond))
+	fmt.Fprintf(opts.Log, "  prefetch on C %v; lazy read through FUSE on D %v%s\n", rr.prefetch.Round(time.Millisecond), rr.lazyFUSE.Round(time.Millisecond), rr.fuseSkipped)
 	fmt.Fprintf(opts.Log, "  push %v (%d objects), baseline %v, lazy read %v (again, local: %v), snap10 push: %d blobs in %d packs, %d records holding %d manifests\n",
 		rr.push.Round(time.Millisecond), rr.pushUploaded, rr.baseline.Round(time.Millisecond), rr.lazy.Round(time.Millisecond), rr.lazyLocal.Round(time.Millisecond),
 		rep.UploadedBlobs, rep.UploadedPacks, rep.UploadedRecords, rep.UploadedManifests)
@@ -639,4 +659,40 @@ func prefetchOnce(ctx context.Context, dataDir, socket, remote, id string, want 
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// fuseReadOnce starts a daemon with an empty data directory, forks
+// snapshot id there, mounts the fork with FUSE and times a child process
+// reading every file, parallel at a time. Where FUSE cannot mount it
+// returns why instead (the bench does not need root otherwise).
+func fuseReadOnce(ctx context.Context, dataDir, socket, remote, id string, parallel int, log *slog.Logger) (time.Duration, string, error) {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return 0, "no /dev/fuse", nil
+	}
+	d, err := startBenchDaemon(ctx, dataDir, socket, remote, nil, log)
+	if err != nil {
+		return 0, "", err
+	}
+	defer d.stop()
+	if _, err := d.c.ForkSnapshot(ctx, id, api.CreateSessionRequest{ID: "fuse"}); err != nil {
+		return 0, "", err
+	}
+	mnt := filepath.Join(dataDir, "mnt")
+	if err := os.MkdirAll(mnt, 0o755); err != nil {
+		return 0, "", err
+	}
+	if _, err := d.c.Mount(ctx, "fuse", api.MountRequest{Dir: mnt, Backend: api.BackendFUSE, ReadOnly: true}); err != nil {
+		return 0, fmt.Sprintf("FUSE mount refused: %v", err), nil
+	}
+	defer d.c.Unmount(context.WithoutCancel(ctx), "fuse", mnt)
+	// A child process reads the mount: this process serves it.
+	cmd := exec.CommandContext(ctx, "sh", "-c", `find . -type f -print0 | xargs -0 -P "$1" -n 256 cat >/dev/null`, "sh", strconv.Itoa(parallel))
+	cmd.Dir = mnt
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	t := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, "", fmt.Errorf("read every file: %w: %s", err, stderr.String())
+	}
+	return time.Since(t), "", nil
 }

@@ -43,5 +43,8 @@ func TestRemoteSmoke(t *testing.T) {
 	require.Equal(t, 1, res.Snap10UploadedPacks)
 	require.Positive(t, res.LazyReadLocalS)
 	require.Positive(t, res.PrefetchS)
+	if res.LazyReadFUSESkipped == "" {
+		require.Positive(t, res.LazyReadFUSES)
+	}
 	require.Equal(t, res.Snap10ChangedDirs, res.Snap10UploadedManifests)
 }
