@@ -1464,7 +1464,7 @@ func (r *Repo) Prefetch(ctx context.Context, id string) (int, error) {
 					// windows at a time, so that the reads of the session
 					// are not queued behind the prefetch.
 					packSlots <- struct{}{}
-					_, err := r.fetchPacked(ctx, loc, packWindowBytes)
+					err := r.fetchPacked(ctx, loc, packWindowBytes)
 					<-packSlots
 					if err == nil {
 						fetched.Add(1)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -157,7 +158,7 @@ func (r *Repo) openCached(h vfs.Hash) (vfs.Blob, bool) {
 		r.readAhead(cb.win.pack, from)
 	}
 	cw := cb.win
-	return &fileSection{f: cw.f, off: cb.off - cw.start, size: cb.size, release: func() { l.release(cw) }}, true
+	return &fileSection{SectionReader: io.NewSectionReader(cw.f, cb.off-cw.start, cb.size), release: func() { l.release(cw) }}, true
 }
 
 // release ends a use of cw's descriptor, closing it if cw was evicted and
@@ -186,33 +187,18 @@ func (r *Repo) readAhead(p *remotePack, from int) {
 		defer pc.ahead.Done()
 		ctx, cancel := context.WithTimeout(pc.aheadCtx, 10*time.Minute)
 		defer cancel()
-		_, _ = r.fetchPacked(ctx, packLoc{p, from}, packWindowBytes)
+		_ = r.fetchPacked(ctx, packLoc{p, from}, packWindowBytes)
 	}()
 }
 
-// fileSection is a blob kept at an offset of a pack cache's file.
+// fileSection is a blob kept at an offset of a pack cache's file; Close
+// ends its use of the file.
 type fileSection struct {
-	f         *os.File
-	off, size int64
-	release   func() // called once, at Close
-	once      sync.Once
+	*io.SectionReader
+	release func() // called once, at Close
+	once    sync.Once
 }
 
-func (s *fileSection) ReadAt(p []byte, off int64) (int, error) {
-	if off >= s.size {
-		return 0, io.EOF
-	}
-	if max := s.size - off; int64(len(p)) > max {
-		n, err := s.f.ReadAt(p[:max], s.off+off)
-		if err == nil {
-			err = io.EOF
-		}
-		return n, err
-	}
-	return s.f.ReadAt(p, s.off+off)
-}
-
-func (s *fileSection) Size() int64 { return s.size }
 func (s *fileSection) Close() error {
 	s.once.Do(s.release)
 	return nil
@@ -225,15 +211,14 @@ var errPackGone = errors.New("the pack is gone from the remote")
 
 // fetchPacked makes the blob at loc readable from the pack cache,
 // fetching a window of its pack of up to limit bytes from it, unless a
-// fetch in flight covers it. The blob is a tried flag: true when the pack
-// was read (err then says whether the blob checked out).
-func (r *Repo) fetchPacked(ctx context.Context, loc packLoc, limit int64) (bool, error) {
+// fetch in flight covers it.
+func (r *Repo) fetchPacked(ctx context.Context, loc packLoc, limit int64) error {
 	l := r.remote
 	pc := l.pcache
 	h := loc.blob().hash
 	for range 3 {
 		if l.hasCached(h) {
-			return true, nil
+			return nil
 		}
 		w, run := pc.window(l, loc, limit)
 		if run {
@@ -242,14 +227,9 @@ func (r *Repo) fetchPacked(ctx context.Context, loc packLoc, limit int64) (bool,
 				w.err = r.runWindow(wctx, w)
 				cancel()
 				pc.winMu.Lock()
-				ws := pc.windows[w.pack.name]
-				for i, x := range ws {
-					if x == w {
-						pc.windows[w.pack.name] = append(ws[:i:i], ws[i+1:]...)
-						break
-					}
-				}
-				if len(pc.windows[w.pack.name]) == 0 {
+				if ws := slices.DeleteFunc(pc.windows[w.pack.name], func(x *packWindow) bool { return x == w }); len(ws) > 0 {
+					pc.windows[w.pack.name] = ws
+				} else {
 					delete(pc.windows, w.pack.name)
 				}
 				pc.winMu.Unlock()
@@ -259,20 +239,20 @@ func (r *Repo) fetchPacked(ctx context.Context, loc packLoc, limit int64) (bool,
 		select {
 		case <-w.done:
 		case <-ctx.Done():
-			return false, fmt.Errorf("fetch blob %s: %w", h.Short(), ctx.Err())
+			return fmt.Errorf("fetch blob %s: %w", h.Short(), ctx.Err())
 		}
 		if w.err != nil {
-			return !errors.Is(w.err, errPackGone), w.err
+			return w.err
 		}
 		if l.hasCached(h) {
-			return true, nil
+			return nil
 		}
 		if w.wrong[h] {
-			return true, fmt.Errorf("blob %s in pack %s: %w", h.Short(), loc.pack.name.Short(), ErrCorruptObject)
+			return fmt.Errorf("blob %s in pack %s: %w", h.Short(), loc.pack.name.Short(), ErrCorruptObject)
 		}
 		// Fetched and evicted before this reader got to it: again.
 	}
-	return true, fmt.Errorf("blob %s in pack %s: fetched, then evicted before it was read; the cache (--remote-cache-bytes) is too small for the reads in flight", h.Short(), loc.pack.name.Short())
+	return fmt.Errorf("blob %s in pack %s: fetched, then evicted before it was read; the cache (--remote-cache-bytes) is too small for the reads in flight", h.Short(), loc.pack.name.Short())
 }
 
 // hasCached reports whether the pack cache holds blob h.
@@ -469,7 +449,7 @@ func (r *Repo) openPacked(ctx context.Context, h vfs.Hash, list bool, asked time
 			break // marked bad, and no other copy
 		}
 		last = loc.pack
-		_, err := r.fetchPacked(ctx, loc, packFirstWindowBytes)
+		err := r.fetchPacked(ctx, loc, packFirstWindowBytes)
 		switch {
 		case errors.Is(err, errPackGone):
 			list, asked, last = true, time.Time{}, nil

@@ -227,30 +227,31 @@ func (w *packWriter) flush(ctx context.Context) error {
 	if len(w.blobs) == 0 {
 		return nil
 	}
-	if err := w.l.storePack(ctx, w.ps, w.blobs, w.data); err != nil {
+	if _, err := w.l.storePack(ctx, w.ps, w.blobs, bytes.NewReader(w.data)); err != nil {
 		return err
 	}
 	w.blobs, w.data = nil, nil
 	return nil
 }
 
-// storePack uploads a pack of blobs whose bytes, in order, are data, and
-// records it as known right.
-func (l *remoteLink) storePack(ctx context.Context, ps PackStore, blobs []packBlob, data []byte) error {
+// storePack uploads a pack of blobs (hash and size each, in order) whose
+// bytes, in that order, body reads, and records it as known right; it
+// returns the pack's size.
+func (l *remoteLink) storePack(ctx context.Context, ps PackStore, blobs []packBlob, body io.Reader) (int64, error) {
 	head, name := encodePackHeader(blobs)
-	off := int64(len(head))
+	size := int64(len(head))
 	for i := range blobs {
-		blobs[i].off = off
-		off += blobs[i].size
+		blobs[i].off = size
+		size += blobs[i].size
 	}
-	info, err := ps.PutPack(ctx, name, off, io.MultiReader(bytes.NewReader(head), bytes.NewReader(data)))
+	info, err := ps.PutPack(ctx, name, size, io.MultiReader(bytes.NewReader(head), body))
 	if err != nil {
-		return err
+		return 0, err
 	}
-	p := &remotePack{name: name, size: off, mod: time.Now(), tag: etagOf(info.ETag), blobs: blobs}
+	p := &remotePack{name: name, size: size, mod: time.Now(), tag: etagOf(info.ETag), blobs: blobs}
 	l.addPack(p, head)
 	for _, b := range blobs {
 		l.markGoodIn(objKey{Blobs, b.hash}, b.size, p.tag, true, p)
 	}
-	return nil
+	return size, nil
 }

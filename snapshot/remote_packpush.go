@@ -7,7 +7,6 @@ import (
 	"hash"
 	"io"
 	"sync"
-	"time"
 
 	"github.com/vfsd/vfsd/vfs"
 )
@@ -139,37 +138,25 @@ func (r *Repo) pushPack(ctx context.Context, items []pushItem) (int64, error) {
 	for i, it := range items {
 		blobs[i] = packBlob{hash: it.k.h, size: it.size}
 	}
-	head, name := encodePackHeader(blobs)
-	size := int64(len(head))
-	for i := range blobs {
-		blobs[i].off = size
-		size += blobs[i].size
-	}
-	pr := &packReader{ctx: ctx, r: r, head: head, items: items}
+	pr := &packReader{ctx: ctx, r: r, items: items}
 	defer pr.closeBlob()
-	info, err := ps.PutPack(ctx, name, size, pr)
+	size, err := l.storePack(ctx, ps, blobs, pr)
 	if pr.err != nil {
 		err = pr.err
 	}
 	if err != nil {
 		return 0, fmt.Errorf("upload a pack of %d blobs to %v: %w", len(items), l.store, err)
 	}
-	p := &remotePack{name: name, size: size, mod: time.Now(), tag: etagOf(info.ETag), blobs: blobs}
-	l.addPack(p, head)
-	for _, b := range blobs {
-		l.markGoodIn(objKey{Blobs, b.hash}, b.size, p.tag, true, p)
-	}
 	l.uploaded.Add(1)
 	return size, nil
 }
 
-// packReader streams a pack: its header, then each blob, read from the
-// local store (or the pack cache) and hashed on the way; a blob that is
-// not what its name says, or gone, fails the read.
+// packReader streams the blobs of a pack, read from the local store (or
+// the pack cache) and hashed on the way; a blob that is not what its name
+// says, or gone, fails the read.
 type packReader struct {
 	ctx   context.Context
 	r     *Repo
-	head  []byte
 	items []pushItem
 	next  int // the next item to open
 
@@ -183,11 +170,6 @@ type packReader struct {
 func (p *packReader) Read(b []byte) (int, error) {
 	if p.err != nil {
 		return 0, p.err
-	}
-	if len(p.head) > 0 {
-		n := copy(b, p.head)
-		p.head = p.head[n:]
-		return n, nil
 	}
 	for p.sec == nil {
 		if p.next == len(p.items) {
