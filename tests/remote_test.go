@@ -88,6 +88,11 @@ func TestRemoteTwoDaemons(t *testing.T) {
 	pushed, err := ca.PushSnapshot(ctx, snapA.ID)
 	require.NoError(t, err)
 	require.Equal(t, 20, pushed.Blobs)
+	// The 20 small files went in one pack (here or in the background
+	// push the snapshot queued); remote GC, run from the CLI, sees it.
+	out, errOut, code := a.cli(ctx, nil, "snapshot", "remote", "--gc")
+	require.Zero(t, code, errOut)
+	require.Contains(t, out, "packs: 1, 0 deleted, 0 repacked")
 
 	// Fork on B: no workspace copy, blobs come on first read.
 	_, err = cb.ForkSnapshot(ctx, snapA.ID, api.CreateSessionRequest{ID: "b"})
